@@ -1,0 +1,33 @@
+# Two commands for a new user:
+#   make run    set up a virtual environment and serve MCP over HTTP on 127.0.0.1:8000 (/mcp)
+#   make test   set up the same environment and run lint and the whole test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN = $(VENV)/bin
+ARGS ?= --transport http --host 127.0.0.1 --port 8000
+
+.PHONY: run stdio test lint bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+run: $(BIN)/.installed
+	$(BIN)/mcp-server-web $(ARGS)
+
+stdio: $(BIN)/.installed
+	$(BIN)/mcp-server-web
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check src tests bench
+
+test: lint
+	$(BIN)/python -m pytest
+
+bench: $(BIN)/.installed
+	$(BIN)/python bench/zyte_check.py
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache

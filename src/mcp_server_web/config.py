@@ -1,0 +1,259 @@
+"""Settings: one typed object, read once from command-line flags and MCP_WEB_* environment variables.
+
+Every knob is declared once in ``OPTIONS`` (flag, environment variable, type, default, help), so the
+command line, the environment and the documentation cannot drift apart. Flags win over the
+environment; secrets also accept ``<NAME>_FILE`` pointing at a file (Docker secrets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp_server_web import __version__
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+DEFAULT_USER_AGENT = (
+    f"mcp-server-web/{__version__} (+https://pypi.org/project/mcp-server-web/; MCP web tools for AI agents)"
+)
+ROBOTS_TOKEN = "mcp-server-web"
+"""The product token matched against robots.txt User-agent lines (RFC 9309 section 2.2.1)."""
+
+KNOWN_TOOLS = ("web_search", "web_fetch", "http_request")
+KNOWN_PROVIDERS = ("tavily", "exa", "brave", "searxng", "duckduckgo")
+
+
+class ConfigError(ValueError):
+    """A setting has a value the server cannot run with."""
+
+
+def _parse_bool(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise ConfigError(f"expected true or false, got {raw!r}")
+
+
+def _parse_list(raw: str) -> tuple[str, ...]:
+    return tuple(item.strip().lower() for item in raw.split(",") if item.strip())
+
+
+def _parse_cidrs(raw: str) -> tuple[IPNetwork, ...]:
+    networks = []
+    for item in _parse_list(raw):
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError as exc:
+            raise ConfigError(f"{item!r} is not an IP network (expected e.g. 198.18.0.0/15)") from exc
+    return tuple(networks)
+
+
+def _positive_float(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise ConfigError(f"expected a number, got {raw!r}") from exc
+    if value <= 0:
+        raise ConfigError(f"expected a positive number, got {raw!r}")
+    return value
+
+
+def _port(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ConfigError(f"expected a port number, got {raw!r}") from exc
+    if not 0 <= value <= 65535:
+        raise ConfigError(f"expected a port number from 0 to 65535, got {raw!r}")
+    return value
+
+
+def _positive_int(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ConfigError(f"expected a whole number, got {raw!r}") from exc
+    if value <= 0:
+        raise ConfigError(f"expected a positive whole number, got {raw!r}")
+    return value
+
+
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        value = raw.strip().lower()
+        if value not in allowed:
+            raise ConfigError(f"expected one of {', '.join(allowed)}, got {raw!r}")
+        return value
+
+    return parse
+
+
+def _known_names(known: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
+    def parse(raw: str) -> tuple[str, ...]:
+        names = _parse_list(raw)
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise ConfigError(f"unknown name(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        return names
+
+    return parse
+
+
+def _text(raw: str) -> str:
+    return raw.strip()
+
+
+def _optional_text(raw: str) -> str | None:
+    return raw.strip() or None
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting: its attribute on Settings, its flag, its environment variable and how to parse it."""
+
+    attr: str
+    env: str
+    parse: Callable[[str], Any]
+    help: str
+    secret: bool = False
+    flag: str | None = None
+
+    @property
+    def cli_flag(self) -> str:
+        return self.flag or "--" + self.attr.replace("_", "-")
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("transport", "MCP_WEB_TRANSPORT", _choice("stdio", "http"), "stdio or http (streamable HTTP)"),
+    Option("host", "MCP_WEB_HOST", _text, "HTTP bind address"),
+    Option("port", "MCP_WEB_PORT", _port, "HTTP port"),
+    Option("path", "MCP_WEB_PATH", _text, "HTTP endpoint path"),
+    Option(
+        "log_level", "MCP_WEB_LOG_LEVEL", _choice("debug", "info", "warning", "error"), "stderr log level"
+    ),
+    Option("tools", "MCP_WEB_TOOLS", _known_names(KNOWN_TOOLS), "tools to expose, comma list"),
+    Option(
+        "search_providers",
+        "MCP_WEB_SEARCH_PROVIDERS",
+        _known_names(KNOWN_PROVIDERS),
+        "search fallback order, comma list",
+    ),
+    Option("allow_private", "MCP_WEB_ALLOW_PRIVATE", _parse_bool, "allow private/loopback destinations"),
+    Option("allow_cidrs", "MCP_WEB_ALLOW_CIDRS", _parse_cidrs, "extra allowed IP ranges, comma list"),
+    Option("respect_robots", "MCP_WEB_RESPECT_ROBOTS", _parse_bool, "obey robots.txt"),
+    Option("user_agent", "MCP_WEB_USER_AGENT", _text, "outbound User-Agent"),
+    Option("proxy", "MCP_WEB_PROXY", _optional_text, "outbound proxy URL"),
+    Option("timeout", "MCP_WEB_TIMEOUT", _positive_float, "seconds allowed for one fetch, all included"),
+    Option("max_response_mb", "MCP_WEB_MAX_RESPONSE_MB", _positive_float, "cap on a decoded body, MB"),
+    Option("cache_ttl", "MCP_WEB_CACHE_TTL", _positive_float, "seconds a fetched document stays cached"),
+    Option("cache_max_mb", "MCP_WEB_CACHE_MAX_MB", _positive_float, "cap on the document cache, MB"),
+    Option("pdf_max_pages", "MCP_WEB_PDF_MAX_PAGES", _positive_int, "PDF pages converted at most"),
+)
+OPTIONS_BY_ATTR = {option.attr: option for option in OPTIONS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the server needs to know, typed and validated. Read once at start-up."""
+
+    transport: str = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    path: str = "/mcp"
+    log_level: str = "info"
+    tools: tuple[str, ...] = ("web_search", "web_fetch")
+    search_providers: tuple[str, ...] = ()
+    allow_private: bool = False
+    allow_cidrs: tuple[IPNetwork, ...] = ()
+    respect_robots: bool = True
+    user_agent: str = DEFAULT_USER_AGENT
+    proxy: str | None = None
+    timeout: float = 30.0
+    max_response_mb: float = 10.0
+    cache_ttl: float = 900.0
+    cache_max_mb: float = 128.0
+    pdf_max_pages: int = 100
+
+    @property
+    def max_response_bytes(self) -> int:
+        return int(self.max_response_mb * 1024 * 1024)
+
+    @property
+    def cache_max_bytes(self) -> int:
+        return int(self.cache_max_mb * 1024 * 1024)
+
+    def describe(self) -> dict[str, str]:
+        """The effective settings as strings, secrets masked: for logs and `doctor`."""
+        described: dict[str, str] = {}
+        for option in OPTIONS:
+            value = getattr(self, option.attr)
+            if option.secret and value:
+                described[option.env] = "***"
+            elif isinstance(value, tuple):
+                described[option.env] = ",".join(str(item) for item in value)
+            else:
+                described[option.env] = "" if value is None else str(value)
+        return described
+
+
+def _read_env(env: Mapping[str, str], option: Option) -> str | None:
+    if option.env in env:
+        return env[option.env]
+    if option.secret and f"{option.env}_FILE" in env:
+        path = Path(env[f"{option.env}_FILE"])
+        try:
+            return path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(f"{option.env}_FILE: cannot read {path}: {exc.strerror}") from exc
+    return None
+
+
+def add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    """Add one flag per setting. Values stay raw strings here and are parsed with the environment's."""
+    group = parser.add_argument_group("settings (each also read from its environment variable)")
+    for option in OPTIONS:
+        group.add_argument(
+            option.cli_flag,
+            dest=f"setting_{option.attr}",
+            metavar="VALUE",
+            default=None,
+            help=f"{option.help} [{option.env}]",
+        )
+
+
+def load_settings(
+    flags: Mapping[str, str | None] | None = None, env: Mapping[str, str] | None = None
+) -> Settings:
+    """Build Settings from raw flag values (by attribute name) and the environment; flags win."""
+    flags = flags or {}
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    for option in OPTIONS:
+        raw = flags.get(option.attr)
+        source = option.cli_flag
+        if raw is None:
+            raw = _read_env(env, option)
+            source = option.env
+        if raw is None:
+            continue
+        try:
+            values[option.attr] = option.parse(raw)
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+    settings = Settings(**values)
+    if not settings.path.startswith("/"):
+        raise ConfigError(f"MCP_WEB_PATH must start with '/', got {settings.path!r}")
+    return settings
+
+
+def settings_from_namespace(namespace: argparse.Namespace, env: Mapping[str, str] | None = None) -> Settings:
+    flags = {option.attr: getattr(namespace, f"setting_{option.attr}", None) for option in OPTIONS}
+    return load_settings(flags, env)

@@ -1,0 +1,1 @@
+"""URL -> clean, paginated document. Knows nothing about MCP; usable as a library."""

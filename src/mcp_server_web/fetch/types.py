@@ -1,0 +1,74 @@
+"""Values passed between the stages of the fetch path (client -> convert -> cache -> pages)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+OutputFormat = Literal["markdown", "text", "html"]
+OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("markdown", "text", "html")
+
+# Called with (bytes received so far, expected total or None) while a body downloads.
+DownloadProgress = Callable[[int, int | None], Awaitable[None]]
+# Called with each URL about to be requested (the first one and every redirect hop),
+# after the address policy accepted it; raises to stop the request (robots.txt uses it).
+HopCheck = Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponse:
+    """One HTTP response, body complete, content-encoding already removed."""
+
+    url: str
+    """The URL that was asked for."""
+    final_url: str
+    """The URL that answered, after redirects."""
+    status: int
+    headers: dict[str, str]
+    """Response headers, names lower-cased (repeated headers joined with ', ')."""
+    media_type: str
+    """Content-Type without parameters, lower-cased; '' when the origin sent none."""
+    charset: str | None
+    """The charset parameter of Content-Type, if any (not validated)."""
+    body: bytes
+    redirects: tuple[str, ...] = ()
+    """Every URL that answered with a redirect, in order."""
+
+    @property
+    def size(self) -> int:
+        return len(self.body)
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """The text the converter made of a response."""
+
+    text: str
+    title: str | None
+    content_type: str
+    """The kind of content that was converted, as a media type (e.g. text/html, application/pdf)."""
+    used_fallback: bool = False
+    """True when main-content extraction kept too little and the whole page was converted instead."""
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+    """Short notes for the caller (e.g. a PDF cut at its page limit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A converted page as it is cached and paginated."""
+
+    url: str
+    final_url: str
+    status: int
+    content_type: str
+    title: str | None
+    format: OutputFormat
+    main_content: bool
+    text: str
+    used_fallback: bool = False
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def total_length(self) -> int:
+        return len(self.text)

@@ -1,0 +1,135 @@
+"""Sample documents the tests serve: built here, so every byte is known."""
+
+from __future__ import annotations
+
+import gzip
+import struct
+import zlib
+
+ARTICLE_TITLE = "How Rivers Shape Valleys"
+
+
+def article_html(paragraphs: int = 12) -> str:
+    body = "\n".join(
+        f"<p>Paragraph {i}: rivers carry sediment downstream, cutting into rock over thousands of years. "
+        f"Erosion and deposition work together to shape the valley floor, meander by meander, "
+        f"and the slope of the land decides how fast the water moves (note {i}).</p>"
+        for i in range(1, paragraphs + 1)
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{ARTICLE_TITLE} | Geo Blog</title>
+<style>body {{ color: red }}</style>
+<script>var tracking = "SECRET_SCRIPT_TEXT";</script></head>
+<body>
+<nav><a href="/">Home</a> <a href="/about">About us</a> <a href="/contact">Contact</a></nav>
+<article>
+<h1>{ARTICLE_TITLE}</h1>
+<p>An introduction with a <a href="/glossary/erosion">relative link</a> and an
+<a href="https://example.org/abs">absolute one</a>.</p>
+<h2>Erosion</h2>
+{body}
+<pre><code class="language-python">def flow(rate):
+    return rate * 2
+</code></pre>
+<table><tr><th>River</th><th>Length km</th></tr><tr><td>Nile</td><td>6650</td></tr></table>
+</article>
+<footer>Copyright Geo Blog. <form action="/subscribe"><input name="email"><button>Subscribe</button></form></footer>
+</body></html>"""
+
+
+def long_markdown_html(sections: int = 40) -> str:
+    """An article long enough to need several pages at the default page size."""
+    parts = []
+    for s in range(sections):
+        parts.append(f"<h2>Section {s}</h2>")
+        parts.extend(
+            f"<p>Section {s} paragraph {p}. " + "The quick brown fox jumps over the lazy dog. " * 6 + "</p>"
+            for p in range(4)
+        )
+    return (
+        "<!DOCTYPE html><html><head><title>Long Read</title></head><body><article><h1>Long Read</h1>"
+        + "".join(parts)
+        + "</article></body></html>"
+    )
+
+
+def shift_jis_page() -> bytes:
+    """A Japanese page whose encoding is declared only in <meta>, not in the HTTP header."""
+    text = (
+        '<html><head><meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">'
+        "<title>日本語のページ</title></head><body><article><h1>川と谷</h1>"
+        + "<p>川は長い時間をかけて谷を削ります。侵食と堆積が一緒に働き、谷底の形を作ります。</p>" * 8
+        + "</article></body></html>"
+    )
+    return text.encode("shift_jis")
+
+
+def minimal_pdf(pages: list[str], title: str | None = None) -> bytes:
+    """A valid PDF with one line of Helvetica text per page (a real text layer)."""
+    objects: list[bytes] = []
+    n = len(pages)
+    page_ids = [3 + 2 * i for i in range(n)]
+    font_id = 3 + 2 * n
+    info_id = font_id + 1
+    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    kids = " ".join(f"{pid} 0 R" for pid in page_ids).encode()
+    objects.append(b"<< /Type /Pages /Kids [" + kids + b"] /Count " + str(n).encode() + b" >>")
+    for i, text in enumerate(pages):
+        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)").encode("latin-1")
+        stream = b"BT /F1 18 Tf 72 700 Td (" + escaped + b") Tj ET"
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents "
+            + str(page_ids[i] + 1).encode()
+            + b" 0 R /Resources << /Font << /F1 "
+            + str(font_id).encode()
+            + b" 0 R >> >> >>"
+        )
+        objects.append(
+            b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream"
+        )
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    objects.append(b"<< /Title (" + (title or "").encode("latin-1") + b") >>")
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref_at = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for offset in offsets:
+        out += f"{offset:010d} 00000 n \n".encode()
+    trailer = f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R"
+    if title is not None:
+        trailer += f" /Info {info_id} 0 R"
+    out += (trailer + f" >>\nstartxref\n{xref_at}\n%%EOF\n").encode()
+    return bytes(out)
+
+
+def png_bytes() -> bytes:
+    """A valid 1x1 PNG."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\xff\x00\x00")
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+
+
+def gzip_bomb(decoded_megabytes: int) -> bytes:
+    """gzip of that many MB of zeros: tiny on the wire, huge when decoded."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b"\0" * (1024 * 1024)
+    out = bytearray()
+    for _ in range(decoded_megabytes):
+        out += compressor.compress(block)
+    out += compressor.flush()
+    return bytes(out)
+
+
+def deeply_nested_html(depth: int) -> str:
+    return "<html><body>" + "<div>" * depth + "deep inner text" + "</div>" * depth + "</body></html>"
+
+
+def gzip_text(text: str) -> bytes:
+    return gzip.compress(text.encode("utf-8"))

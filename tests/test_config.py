@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from ipaddress import ip_network
+
+import pytest
+
+from mcp_server_web.config import ConfigError, load_settings
+
+
+def test_defaults_match_the_contract() -> None:
+    settings = load_settings({}, {})
+    assert settings.transport == "stdio" and settings.host == "127.0.0.1" and settings.port == 8000
+    assert settings.path == "/mcp" and settings.tools == ("web_search", "web_fetch")
+    assert settings.timeout == 30 and settings.max_response_mb == 10
+    assert settings.cache_ttl == 900 and settings.cache_max_mb == 128
+    assert settings.respect_robots is True and settings.allow_private is False
+    assert settings.user_agent.startswith("mcp-server-web/")
+
+
+def test_environment_is_read_and_flags_win() -> None:
+    env = {
+        "MCP_WEB_PORT": "9000",
+        "MCP_WEB_ALLOW_CIDRS": "10.1.0.0/16, 198.18.0.0/15",
+        "MCP_WEB_TIMEOUT": "7.5",
+    }
+    settings = load_settings({"port": "9100"}, env)
+    assert settings.port == 9100
+    assert settings.allow_cidrs == (ip_network("10.1.0.0/16"), ip_network("198.18.0.0/15"))
+    assert settings.timeout == 7.5
+
+
+@pytest.mark.parametrize(
+    ("env", "fragment"),
+    [
+        ({"MCP_WEB_TRANSPORT": "carrier-pigeon"}, "expected one of stdio, http"),
+        ({"MCP_WEB_ALLOW_PRIVATE": "maybe"}, "expected true or false"),
+        ({"MCP_WEB_ALLOW_CIDRS": "not-a-net"}, "is not an IP network"),
+        ({"MCP_WEB_TOOLS": "web_fetch,teleport"}, "unknown name(s) teleport"),
+        ({"MCP_WEB_PORT": "70000"}, "from 0 to 65535"),
+        ({"MCP_WEB_MAX_RESPONSE_MB": "-1"}, "positive"),
+        ({"MCP_WEB_PATH": "mcp"}, "must start with '/'"),
+    ],
+)
+def test_bad_values_name_the_setting(env: dict[str, str], fragment: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings({}, env)
+    assert fragment in str(caught.value)
+    assert list(env)[0] in str(caught.value)
