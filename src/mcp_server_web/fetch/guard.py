@@ -1,0 +1,496 @@
+"""What the server may fetch: strict URL parsing and the address policy that stops SSRF.
+
+Two halves, both pure and cheap:
+
+* ``parse_url`` turns user text into an ``httpx.URL`` that is unambiguous: http(s) only, no
+  credentials, no fragment, no backslash tricks, and every IPv4 spelling a browser would accept
+  (``0x7f.1``, ``2130706433``, ``0177.0.0.1``...) rewritten to the dotted quad it really means, so
+  the address that is vetted is the address that is connected to.
+* ``AddressPolicy`` decides whether an IP address may be connected to. Anything that is not a
+  globally reachable unicast address is refused, including IPv6 spellings that smuggle an IPv4
+  address (IPv4-mapped, 6to4, Teredo, NAT64...), unless the operator allowed it.
+
+The connection-time half (resolve once, vet every answer, connect to the vetted address) lives in
+``client.PinnedBackend``; ``vet_host`` here is the shared resolve-and-vet step.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+import socket
+import string
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+from urllib.parse import unquote_to_bytes, urljoin
+
+import anyio
+import httpx
+import idna
+
+from mcp_server_web.config import Settings
+from mcp_server_web.errors import BlockedAddress, HTTPStatusError, InvalidURL
+
+logger = logging.getLogger(__name__)
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+MAX_URL_LENGTH = 4096
+ALLOWED_SCHEMES = ("http", "https")
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
+# A host name after IDNA processing: letters, digits, hyphen, dot, underscore (seen in real
+# names). Everything else (%, spaces, quotes, brackets...) is refused rather than guessed at.
+_HOST_CHARS = frozenset(string.ascii_lowercase + string.digits + "-._")
+_DIGITS = frozenset(string.digits)
+_HEX_DIGITS = frozenset(string.hexdigits)
+_OCT_DIGITS = frozenset(string.octdigits)
+
+
+def _shorten(text: str, limit: int = 100) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --------------------------------------------------------------------------------------------
+# URL parsing
+# --------------------------------------------------------------------------------------------
+
+
+def parse_url(raw: str) -> httpx.URL:
+    """Parse and normalise a URL to fetch, or raise InvalidURL with a sentence saying why.
+
+    httpx's own parser is lenient (it keeps ``0x7f.1`` as a host name and accepts ``user@``), and
+    browsers, resolvers and HTTP libraries disagree on such inputs; that disagreement is what SSRF
+    bypasses exploit. So the authority is parsed here, strictly, and the URL handed back is
+    rebuilt from the parts that were checked.
+    """
+    text = raw.strip()
+    if not text:
+        raise InvalidURL("the URL is empty.")
+    if len(text) > MAX_URL_LENGTH:
+        raise InvalidURL(f"the URL is {len(text)} characters long; at most {MAX_URL_LENGTH} are accepted.")
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in text):
+        raise InvalidURL("the URL contains control characters (tabs, newlines or similar).")
+
+    scheme, rest = _split_scheme(text)
+    if not rest.startswith("//"):
+        if "\\" in rest[:2]:
+            raise InvalidURL("the URL contains a backslash where '//' should follow the scheme.")
+        raise InvalidURL(f"the URL must start with {scheme}:// followed by a host name.")
+    rest = rest[2:]
+
+    authority_end = len(rest)
+    for delimiter in "/?#":
+        position = rest.find(delimiter)
+        if position != -1:
+            authority_end = min(authority_end, position)
+    authority, tail = rest[:authority_end], rest[authority_end:]
+    tail = tail.split("#", 1)[0]  # the fragment never reaches the server
+
+    if "\\" in authority:
+        # Browsers read "\" as "/" in http(s) URLs while RFC 3986 parsers do not, so
+        # "http://good\@evil/" names a different host depending on who reads it.
+        raise InvalidURL("the URL contains a backslash in its host part.")
+    if "@" in authority:
+        raise InvalidURL("URLs with embedded credentials (user:password@host) are not accepted.")
+
+    host_text, port = _split_port(authority)
+    host, ip = _parse_host(host_text)
+
+    url_host = f"[{host}]" if isinstance(ip, ipaddress.IPv6Address) else host
+    url_port = f":{port}" if port is not None else ""
+    try:
+        url = httpx.URL(f"{scheme}://{url_host}{url_port}{tail}")
+    except httpx.InvalidURL as exc:
+        raise InvalidURL(f"the URL could not be parsed ({exc}).") from None
+    # Defence in depth: httpx must see exactly the host we checked.
+    if url.raw_host.decode("ascii") != host or url.scheme != scheme:
+        raise InvalidURL("the URL could not be parsed unambiguously.")
+    return url
+
+
+def _split_scheme(text: str) -> tuple[str, str]:
+    match = _SCHEME.match(text)
+    # "example.com:8080/x" also matches the scheme pattern; a scheme never has a dot and is
+    # never followed by a digit, so treat those as "no scheme".
+    if match is None or "." in match.group(1) or text[match.end() : match.end() + 1].isdigit():
+        raise InvalidURL(
+            f"{_shorten(text)!r} has no scheme; write the URL in full, starting with http:// or https://."
+        )
+    scheme = match.group(1).lower()
+    if scheme not in ALLOWED_SCHEMES:
+        raise InvalidURL(f"only http and https URLs can be fetched; {scheme}: URLs are not accepted.")
+    return scheme, text[match.end() :]
+
+
+def _split_port(authority: str) -> tuple[str, int | None]:
+    if authority.startswith("["):
+        close = authority.find("]")
+        if close == -1:
+            raise InvalidURL("the URL has an IPv6 address without its closing ']'.")
+        host_text, after = authority[: close + 1], authority[close + 1 :]
+        if after and not after.startswith(":"):
+            raise InvalidURL("the URL has unexpected text after its IPv6 address.")
+        port_text = after[1:] if after else None
+    else:
+        host_text, sep, port_text_raw = authority.partition(":")
+        port_text = port_text_raw if sep else None
+    if not port_text:  # absent, or "host:" which means the default port
+        return host_text, None
+    if not set(port_text) <= _DIGITS or len(port_text) > 5 or not 0 < int(port_text) <= 65535:
+        raise InvalidURL(f"{_shorten(port_text, 20)!r} is not a valid port number (1 to 65535).")
+    return host_text, int(port_text)
+
+
+def _parse_host(host_text: str) -> tuple[str, IPAddress | None]:
+    """The canonical host for the URL, and its IP address when it is a literal."""
+    if not host_text:
+        raise InvalidURL("the URL has no host name.")
+    if host_text.startswith("["):
+        literal = host_text[1:-1]
+        if "%" in literal:
+            # Zone ids pick a local interface and only make sense for link-local targets.
+            raise InvalidURL("IPv6 addresses with a zone id (the '%' part) are not accepted.")
+        try:
+            address = ipaddress.IPv6Address(literal)
+        except ValueError:
+            raise InvalidURL(f"{_shorten(host_text)!r} is not a valid IPv6 address.") from None
+        return address.compressed, address
+
+    # Browsers percent-decode the host and apply IDNA mapping (which turns full-width digits and
+    # dots into ASCII) before deciding whether it is an IPv4 address; do the same.
+    try:
+        decoded = unquote_to_bytes(host_text).decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidURL("the URL's host is not valid UTF-8 after percent-decoding.") from None
+    host = _to_ascii(decoded)
+
+    ipv4 = _parse_ipv4(host)
+    if ipv4 is not None:
+        return str(ipv4), ipv4
+    if not set(host) <= _HOST_CHARS:
+        raise InvalidURL(f"the host name {_shorten(decoded)!r} contains characters that are not allowed.")
+    if host.startswith(".") or ".." in host:
+        raise InvalidURL(f"the host name {_shorten(decoded)!r} has an empty label.")
+    return host, None
+
+
+def _to_ascii(host: str) -> str:
+    if host.isascii():
+        return host.lower()
+    try:
+        mapped = idna.uts46_remap(host, std3_rules=False, transitional=False)
+        if mapped.isascii():
+            return mapped.lower()
+        return idna.encode(mapped, uts46=False).decode("ascii")
+    except idna.IDNAError as exc:
+        raise InvalidURL(
+            f"the host name {_shorten(host)!r} is not a valid international name ({exc})."
+        ) from None
+
+
+def _parse_ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """Apply the WHATWG URL Standard's IPv4 parser; None when the host is a domain name.
+
+    Per the standard, a host whose last label is a number (decimal, 0x-hex or 0-octal) IS an
+    IPv4 address, and must parse as one or the URL is invalid: "127.1", "0x7f.0.0.1",
+    "2130706433" and "0177.0.0.1" all mean 127.0.0.1.
+    """
+    parts = host.split(".")
+    if len(parts) > 1 and parts[-1] == "":
+        parts.pop()  # one trailing dot is allowed
+    last = parts[-1]
+    if not (last and set(last) <= _DIGITS) and _ipv4_number(last) is None:
+        return None
+    if len(parts) > 4:
+        raise InvalidURL(f"{host!r} looks like an IPv4 address but has more than four parts.")
+    numbers = []
+    for part in parts:
+        number = _ipv4_number(part)
+        if number is None:
+            raise InvalidURL(f"{host!r} looks like an IPv4 address but {part!r} is not a number.")
+        numbers.append(number)
+    if any(number > 255 for number in numbers[:-1]) or numbers[-1] >= 256 ** (5 - len(numbers)):
+        raise InvalidURL(f"{host!r} looks like an IPv4 address but is out of range.")
+    value = numbers[-1]
+    for index, number in enumerate(numbers[:-1]):
+        value += number << (8 * (3 - index))
+    return ipaddress.IPv4Address(value)
+
+
+def _ipv4_number(part: str) -> int | None:
+    if not part:
+        return None
+    if part[:2].lower() == "0x":
+        digits, radix, allowed = part[2:], 16, _HEX_DIGITS
+    elif len(part) > 1 and part[0] == "0":
+        digits, radix, allowed = part[1:], 8, _OCT_DIGITS
+    else:
+        digits, radix, allowed = part, 10, _DIGITS
+    if not digits:
+        return 0  # "0x" alone is zero in the standard
+    if not set(digits) <= allowed:
+        return None
+    return int(digits, radix)
+
+
+def resolve_redirect(current: httpx.URL, location: str) -> httpx.URL:
+    """The URL a Location header points to, parsed as strictly as a URL from the user.
+
+    Absolute and scheme-relative targets go through parse_url untouched; relative ones are joined
+    to the current URL first. A target starting with a backslash is refused: browsers read
+    "/\\evil.example" as "//evil.example", RFC 3986 as a path on the current host.
+    """
+    target = location.strip()
+    if not target:
+        raise InvalidURL("the redirect's Location header is empty.")
+    if "\\" in target[:2]:
+        raise InvalidURL("the redirect target starts with a backslash, which is ambiguous.")
+    if target.startswith("//"):
+        return parse_url(f"{current.scheme}:{target}")
+    if _SCHEME.match(target):
+        return parse_url(target)
+    return parse_url(urljoin(str(current), target))
+
+
+def literal_ip(host: str) -> IPAddress | None:
+    """The address when host is an IP literal (as parse_url leaves it), else None."""
+    try:
+        return ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# Address policy
+# --------------------------------------------------------------------------------------------
+
+_V4 = ipaddress.IPv4Network
+_V6 = ipaddress.IPv6Network
+
+CLOUD_METADATA = frozenset(
+    ipaddress.ip_address(address)
+    for address in (
+        "169.254.169.254",  # AWS, GCP, Azure, OpenStack, DigitalOcean...
+        "fd00:ec2::254",  # AWS over IPv6
+        "100.100.100.200",  # Alibaba Cloud
+    )
+)
+
+# Named refusals, most specific first. Anything else that is not globally reachable is refused
+# as "reserved/special-purpose address".
+_V4_RULES: tuple[tuple[ipaddress.IPv4Network, str], ...] = (
+    (_V4("0.0.0.0/32"), "unspecified address"),
+    (_V4("0.0.0.0/8"), '"this network" address (0.0.0.0/8)'),
+    (_V4("127.0.0.0/8"), "loopback address"),
+    (_V4("10.0.0.0/8"), "private network (RFC 1918) address"),
+    (_V4("172.16.0.0/12"), "private network (RFC 1918) address"),
+    (_V4("192.168.0.0/16"), "private network (RFC 1918) address"),
+    (_V4("100.64.0.0/10"), "carrier-grade NAT (RFC 6598) address"),
+    (_V4("169.254.0.0/16"), "link-local address"),
+    (_V4("192.0.0.0/24"), "IETF protocol assignment (192.0.0.0/24) address"),
+    (_V4("192.0.2.0/24"), "documentation (TEST-NET) address"),
+    (_V4("198.51.100.0/24"), "documentation (TEST-NET) address"),
+    (_V4("203.0.113.0/24"), "documentation (TEST-NET) address"),
+    (_V4("198.18.0.0/15"), "benchmarking (RFC 2544) address"),
+    (_V4("224.0.0.0/4"), "multicast address"),
+    (_V4("255.255.255.255/32"), "broadcast address"),
+    (_V4("240.0.0.0/4"), "reserved (240.0.0.0/4) address"),
+)
+_V6_RULES: tuple[tuple[ipaddress.IPv6Network, str], ...] = (
+    (_V6("::/128"), "unspecified address"),
+    (_V6("::1/128"), "loopback address"),
+    (_V6("fe80::/10"), "link-local address"),
+    (_V6("fec0::/10"), "site-local (deprecated) address"),
+    (_V6("fc00::/7"), "unique local IPv6 (ULA) address"),
+    (_V6("ff00::/8"), "multicast address"),
+    (_V6("2001:db8::/32"), "documentation address"),
+    (_V6("100::/64"), "discard-only address"),
+)
+
+_IPV4_MAPPED = _V6("::ffff:0:0/96")
+_IPV4_COMPATIBLE = _V6("::/96")
+_IPV4_TRANSLATED = _V6("::ffff:0:0:0/96")
+_SIX_TO_FOUR = _V6("2002::/16")
+_TEREDO = _V6("2001::/32")
+_NAT64 = _V6("64:ff9b::/96")
+_NAT64_LOCAL = _V6("64:ff9b:1::/48")
+
+
+@dataclass(frozen=True)
+class _Embedding:
+    form: str
+    ipv4s: tuple[ipaddress.IPv4Address, ...]
+    always_refused: str | None = None
+    """Why the form is refused even when the embedded IPv4 address is fine."""
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> _Embedding | None:
+    """The IPv4 address(es) an IPv6 address carries, for the forms that reach them."""
+    low32 = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address in _IPV4_MAPPED:
+        return _Embedding("IPv4-mapped IPv6", (low32,))
+    if address in _IPV4_TRANSLATED:
+        return _Embedding("IPv4-translated IPv6", (low32,), "IPv4-translated IPv6 address (deprecated)")
+    if address in _IPV4_COMPATIBLE and int(address) > 1:
+        return _Embedding("IPv4-compatible IPv6", (low32,), "IPv4-compatible IPv6 address (deprecated)")
+    if address in _SIX_TO_FOUR:
+        return _Embedding("6to4", (ipaddress.IPv4Address((int(address) >> 80) & 0xFFFFFFFF),))
+    if address in _TEREDO:
+        # RFC 4380: server in bits 32-63, client in the last 32 bits, inverted.
+        server = ipaddress.IPv4Address((int(address) >> 64) & 0xFFFFFFFF)
+        client = ipaddress.IPv4Address(~int(address) & 0xFFFFFFFF)
+        return _Embedding("Teredo", (server, client))
+    if address in _NAT64:
+        return _Embedding("NAT64", (low32,))
+    if address in _NAT64_LOCAL:
+        # RFC 8215 local-use prefix: the IPv4 position depends on the local setup, so the
+        # whole range is refused; the /96 reading only makes the reason more precise.
+        return _Embedding("NAT64", (low32,), "local-use NAT64 (RFC 8215) address")
+    return None
+
+
+def _article(phrase: str) -> str:
+    if phrase.startswith(("IPv4", "IPv6", "IETF")):
+        return "an"
+    return "an" if phrase[:1] in "aeiou" and not phrase.startswith("uni") else "a"
+
+
+def _display(address: IPAddress) -> str:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return f"::ffff:{address.ipv4_mapped}"  # Python 3.11 would print ::ffff:7f00:1
+    return str(address)
+
+
+class AddressPolicy:
+    """Which IP addresses outbound connections may go to.
+
+    Refused: everything that is not a globally reachable unicast address (loopback, RFC 1918,
+    link-local and cloud metadata, CGNAT, ULA, multicast, reserved ranges...), judged for IPv6
+    addresses that embed an IPv4 address by the embedded address too. ``allow_cidrs`` lets
+    chosen ranges through; ``allow_private`` turns the policy off.
+    """
+
+    def __init__(self, allow_private: bool = False, allow_cidrs: Iterable[IPNetwork] = ()) -> None:
+        self.allow_private = allow_private
+        self.allow_cidrs: tuple[IPNetwork, ...] = tuple(allow_cidrs)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> AddressPolicy:
+        return cls(allow_private=settings.allow_private, allow_cidrs=settings.allow_cidrs)
+
+    def _listed(self, address: IPAddress) -> bool:
+        return any(address.version == net.version and address in net for net in self.allow_cidrs)
+
+    def refusal(self, address: IPAddress) -> str | None:
+        """The rule that refuses address (e.g. 'loopback address'), or None when it is allowed."""
+        if self.allow_private:
+            return None
+        if isinstance(address, ipaddress.IPv6Address) and address.scope_id:
+            # A scoped address names a local interface: local by definition.
+            address = ipaddress.IPv6Address(address.compressed.split("%", 1)[0])
+            if not address.is_link_local:
+                return "scoped (zone id) address"
+        if self._listed(address):
+            return None
+        if isinstance(address, ipaddress.IPv4Address):
+            return self._ipv4_refusal(address)
+        return self._ipv6_refusal(address)
+
+    def _ipv4_refusal(self, address: ipaddress.IPv4Address) -> str | None:
+        if address in CLOUD_METADATA:
+            return "cloud metadata endpoint"
+        for network, rule in _V4_RULES:
+            if address in network:
+                return rule
+        if not address.is_global:
+            return "reserved/special-purpose address"
+        return None
+
+    def _ipv6_refusal(self, address: ipaddress.IPv6Address) -> str | None:
+        if address in CLOUD_METADATA:
+            return "cloud metadata endpoint"
+        for network, rule in _V6_RULES[:2]:  # :: and ::1 sit inside the IPv4-compatible range
+            if address in network:
+                return rule
+        embedding = _embedded_ipv4(address)
+        if embedding is not None:
+            if all(self._listed(ipv4) for ipv4 in embedding.ipv4s):
+                return None
+            for ipv4 in embedding.ipv4s:
+                inner = self._ipv4_refusal(ipv4)
+                if inner is not None:
+                    return f"{embedding.form} form of {_article(inner)} {inner}"
+            if embedding.always_refused:
+                return embedding.always_refused
+            if address in _IPV4_MAPPED:
+                return None  # a connection to ::ffff:a.b.c.d goes to a.b.c.d, which is fine
+        for network, rule in _V6_RULES:
+            if address in network:
+                return rule
+        if not address.is_global:
+            return "reserved/special-purpose address"
+        return None
+
+    def check(self, address: IPAddress, host: str | None = None) -> None:
+        """Raise BlockedAddress (naming host, address, rule and the way out) when refused."""
+        rule = self.refusal(address)
+        if rule is None:
+            return
+        shown = _display(address)
+        about = f" (host {host})" if host and literal_ip(host) != address else ""
+        raise BlockedAddress(
+            f"refusing to connect to {shown}{about}: it is {_article(rule)} {rule}. "
+            "Set MCP_WEB_ALLOW_PRIVATE=true, or add the range to MCP_WEB_ALLOW_CIDRS, to allow it."
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Resolution
+# --------------------------------------------------------------------------------------------
+
+
+class Resolver(Protocol):
+    """Turns a host name into the addresses to connect to. Injected in tests."""
+
+    async def resolve(self, host: str, port: int) -> list[IPAddress]: ...
+
+
+class SystemResolver:
+    """The operating system's resolver (getaddrinfo), run off the event loop by anyio."""
+
+    async def resolve(self, host: str, port: int) -> list[IPAddress]:
+        try:
+            answers = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            raise HTTPStatusError(f"could not resolve host {host}: {reason}.") from None
+        addresses: list[IPAddress] = []
+        for family, _, _, _, sockaddr in answers:
+            if family not in (socket.AF_INET, socket.AF_INET6):
+                continue
+            # anyio folds a non-zero IPv6 scope id into the text ("fe80::1%2"); ipaddress keeps it.
+            address = ipaddress.ip_address(str(sockaddr[0]))
+            if address not in addresses:
+                addresses.append(address)
+        if not addresses:
+            raise HTTPStatusError(f"could not resolve host {host}: no addresses found.")
+        return addresses
+
+
+async def vet_host(host: str, port: int, resolver: Resolver, policy: AddressPolicy) -> list[IPAddress]:
+    """Resolve host once and vet every answer; all must pass, or BlockedAddress is raised.
+
+    Refusing when any answer is refused (rather than skipping that answer) closes the trick of
+    publishing one public and one private record and hoping the private one gets used.
+    """
+    literal = literal_ip(host)
+    addresses = [literal] if literal is not None else await resolver.resolve(host, port)
+    if not addresses:
+        raise HTTPStatusError(f"could not resolve host {host}: no addresses found.")
+    for address in addresses:
+        policy.check(address, host)
+    return addresses

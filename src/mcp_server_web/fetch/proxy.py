@@ -1,0 +1,90 @@
+"""Which outbound proxy, if any, a URL goes through (MCP_WEB_PROXY, the standard variables, NO_PROXY)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Iterable, Mapping
+
+import httpx
+
+from mcp_server_web.config import Settings
+from mcp_server_web.fetch.guard import literal_ip
+
+
+def _env(environ: Mapping[str, str], name: str) -> str | None:
+    # Lower case wins, as in curl and urllib.
+    value = (environ.get(name.lower()) or environ.get(name.upper()) or "").strip()
+    return value or None
+
+
+class ProxyRoutes:
+    """Which proxy, if any, a URL goes through: MCP_WEB_PROXY, else the standard variables.
+
+    MCP_WEB_PROXY applies to http and https; otherwise HTTP_PROXY / HTTPS_PROXY (falling back to
+    ALL_PROXY) per scheme. NO_PROXY is honoured in both cases: "*", host names (matching
+    sub-domains, with or without a leading dot) and IP addresses or CIDR ranges; a ":port"
+    suffix on an entry is ignored.
+    """
+
+    def __init__(
+        self, http: str | None = None, https: str | None = None, no_proxy: Iterable[str] = ()
+    ) -> None:
+        self.by_scheme = {"http": _with_scheme(http), "https": _with_scheme(https)}
+        self.no_proxy = tuple(entry for entry in (_no_proxy_entry(raw) for raw in no_proxy) if entry)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, environ: Mapping[str, str] | None = None) -> ProxyRoutes:
+        environ = os.environ if environ is None else environ
+        no_proxy = (_env(environ, "NO_PROXY") or "").split(",")
+        if settings.proxy:
+            return cls(settings.proxy, settings.proxy, no_proxy)
+        fallback = _env(environ, "ALL_PROXY")
+        return cls(
+            _env(environ, "HTTP_PROXY") or fallback,
+            _env(environ, "HTTPS_PROXY") or fallback,
+            no_proxy,
+        )
+
+    @property
+    def proxies(self) -> set[str]:
+        return {proxy for proxy in self.by_scheme.values() if proxy}
+
+    def proxy_for(self, url: httpx.URL) -> str | None:
+        proxy = self.by_scheme.get(url.scheme)
+        if proxy is None or self._bypassed(url.raw_host.decode("ascii")):
+            return None
+        return proxy
+
+    def _bypassed(self, host: str) -> bool:
+        address = literal_ip(host)
+        for entry in self.no_proxy:
+            if entry == "*":
+                return True
+            if address is not None:
+                try:
+                    network = ipaddress.ip_network(entry, strict=False)
+                except ValueError:
+                    continue
+                if address.version == network.version and address in network:
+                    return True
+            elif host.rstrip(".") == entry or host.rstrip(".").endswith("." + entry):
+                return True
+        return False
+
+
+def _with_scheme(proxy: str | None) -> str | None:
+    if proxy and "://" not in proxy:
+        return "http://" + proxy  # curl's reading of "proxy.corp:3128"
+    return proxy
+
+
+def _no_proxy_entry(raw: str) -> str:
+    entry = raw.strip().lower()
+    if entry.startswith("[") and "]" in entry:
+        return entry[1 : entry.index("]")]
+    if entry.count(":") == 1:
+        entry = entry.split(":", 1)[0]
+    return entry.removeprefix("*.").lstrip(".").rstrip(".")
+
+
