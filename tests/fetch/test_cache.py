@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import anyio
+
+from mcp_server_web.fetch.cache import ByteBoundedTTLCache, SingleFlight
+from mcp_server_web.fetch.types import Document
+
+
+def doc(text: str) -> Document:
+    return Document("u", "u", 200, "text/html", None, "markdown", True, text)
+
+
+def test_bounded_by_bytes_and_ttl() -> None:
+    now = [0.0]
+    cache = ByteBoundedTTLCache(max_bytes=10_000, ttl=60, timer=lambda: now[0])
+    for i in range(10):
+        assert cache.put(i, doc("x" * 2000))
+    assert cache.current_bytes <= 10_000 and len(cache) < 10
+    assert cache.get(9) is not None  # the newest stays
+    assert not cache.put("huge", doc("x" * 20_000))  # larger than the whole cache: not kept
+    assert cache.get("huge") is None
+    now[0] = 61
+    assert cache.get(9) is None
+
+
+async def test_single_flight_shares_work_and_errors() -> None:
+    flight: SingleFlight[int] = SingleFlight()
+    calls = 0
+
+    async def work() -> int:
+        nonlocal calls
+        calls += 1
+        await anyio.sleep(0.1)
+        return 42
+
+    results: list[tuple[int, bool]] = []
+
+    async def call() -> None:
+        results.append(await flight.run("k", work))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(4):
+            tg.start_soon(call)
+    assert calls == 1 and sorted(r[1] for r in results) == [False, True, True, True]
+    assert len(flight) == 0
+
+    async def fail() -> int:
+        await anyio.sleep(0.05)
+        raise ValueError("boom")
+
+    errors: list[Exception] = []
+
+    async def failing_call() -> None:
+        try:
+            await flight.run("e", fail)
+        except ValueError as exc:
+            errors.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(failing_call)
+        tg.start_soon(failing_call)
+    assert len(errors) == 2
+    # Errors are not remembered: the next call does the work again.
+    assert (await flight.run("e", work))[0] == 42
+
+
+async def test_cancelled_leader_hands_work_to_a_waiter() -> None:
+    flight: SingleFlight[str] = SingleFlight()
+    started = anyio.Event()
+    runs = 0
+
+    async def slow() -> str:
+        nonlocal runs
+        runs += 1
+        started.set()
+        await anyio.sleep(0.2)
+        return "done"
+
+    leader_scope = anyio.CancelScope()
+    outcome: list[str] = []
+
+    async def leader() -> None:
+        with leader_scope:
+            await flight.run("k", slow)
+
+    async def waiter() -> None:
+        outcome.append((await flight.run("k", slow))[0])
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(leader)
+        await started.wait()
+        tg.start_soon(waiter)
+        await anyio.sleep(0.05)
+        leader_scope.cancel()
+    # The waiter was not failed by the leader's cancellation: it ran the work itself.
+    assert outcome == ["done"] and runs == 2
