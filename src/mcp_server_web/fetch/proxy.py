@@ -86,5 +86,3 @@ def _no_proxy_entry(raw: str) -> str:
     if entry.count(":") == 1:
         entry = entry.split(":", 1)[0]
     return entry.removeprefix("*.").lstrip(".").rstrip(".")
-
-

@@ -180,5 +180,3 @@ class GuardedTransport(httpx.AsyncBaseTransport):
         await self._direct.aclose()
         for transport in self._proxied.values():
             await transport.aclose()
-
-

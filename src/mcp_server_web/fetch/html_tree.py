@@ -1,0 +1,368 @@
+"""Parsing and cleaning HTML: the document parsed with lxml, never deeper than libxml2 allows,
+stripped of what is never content (scripts, styles, forms, hidden elements), with whitespace
+shortened and links made absolute; plus its title and small helpers on the tree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+from urllib.parse import urljoin
+
+import lxml.html
+from lxml import etree
+
+logger = logging.getLogger(__name__)
+
+MAX_DEPTH = 200
+"""No element is nested deeper than this (the root is depth 1); deeper subtrees become their text.
+
+Converting to Markdown recurses once per level, and libxml2 silently stops parsing a document at
+256 levels, losing everything after that point; 200 leaves room below both.
+"""
+
+NOSCRIPT_CONTENT_CHARS = 200
+"""A <noscript> with at least this much text is page content (see _unwrap_or_drop_noscripts)."""
+
+# Elements that are never content. Form controls go too; <form> itself is handled separately
+# because some sites (ASP.NET) wrap the whole page in one.
+_DROP_TAGS = frozenset(
+    {
+        "script", "style", "template", "iframe", "frame", "frameset", "object", "embed",
+        "applet", "svg", "canvas", "input", "select", "textarea", "button", "option", "optgroup",
+        "datalist", "keygen", "link", "meta", "base", "dialog",
+    }
+)  # fmt: skip
+_HIDDEN_STYLE = re.compile(
+    r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!important\s*)?(?:;|$)", re.I
+)
+_PREFORMATTED_TAGS = ("pre", "textarea", "listing", "xmp", "plaintext")
+# The URL attributes that survive into the output, which are the ones made absolute.
+_LINK_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "a": ("href",),
+    "area": ("href",),
+    "img": ("src",),
+    "video": ("src", "poster"),
+    "audio": ("src",),
+    "source": ("src",),
+    "track": ("src",),
+    "blockquote": ("cite",),
+    "q": ("cite",),
+}
+_LAZY_SRC_ATTRS = ("data-src", "data-original", "data-lazy-src", "data-url", "data-hi-res-src")
+_WHITESPACE = re.compile(r"\s+")
+_WHITESPACE_RUN = re.compile(r"[ \t\r\n\f]{2,}")
+_DEEP_ELEMENTS = etree.XPath("/" + "/".join(["*"] * MAX_DEPTH))
+_VOID_TAGS = frozenset(
+    {
+        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+        "track", "wbr",
+    }
+)  # fmt: skip
+# Elements whose content libxml2 (2.14+, HTML5 tokenizer) reads as text, not markup.
+_RAW_TEXT_TAGS = frozenset(
+    {"script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "plaintext"}
+)
+_SELF_CLOSING_SIBLINGS = frozenset({"p", "li", "dt", "dd", "tr", "td", "th", "option"})
+_TOKEN = re.compile(r"<!--.*?(?:-->|$)|<(/?)([A-Za-z][^\s/>]*)[^>]*>", re.S)
+
+
+# --- parsing ---------------------------------------------------------------------------------
+
+
+def parse_html(html: str) -> lxml.html.HtmlElement | None:
+    """Parse a document, never deeper than MAX_DEPTH; None if it holds no elements at all."""
+    if not html.strip():
+        return None
+    root, too_deep = _parse(html)
+    if too_deep:
+        # libxml2 stops at 256 levels and silently drops the rest of the document: flatten the
+        # source first so that nothing is lost.
+        logger.debug("document nested deeper than libxml2 allows; flattening before parsing")
+        root, _ = _parse(_limit_depth(html, MAX_DEPTH - 5))
+    if root is None:
+        return None
+    flatten_deep(root)
+    return root
+
+
+def _parse(html: str) -> tuple[lxml.html.HtmlElement | None, bool]:
+    """The parsed document (None if it has no elements), and whether libxml2 hit its depth limit."""
+    # Parsing bytes with a fixed encoding makes lxml ignore any <meta charset> or XML declaration
+    # in the text, which was decoded already.
+    parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
+    try:
+        root = lxml.html.document_fromstring(html.encode("utf-8", errors="replace"), parser=parser)
+    except (etree.ParserError, ValueError):
+        return None, False
+    return root, any("depth" in entry.message.lower() for entry in parser.error_log)
+
+
+def _limit_depth(html: str, limit: int) -> str:
+    """Drop the tags (keeping the text) of elements nested deeper than ``limit``.
+
+    A rough tokenizer, good enough for the pathological documents this is used on: it tracks
+    open elements, ignores void elements, skips raw-text elements and comments, and closes
+    elements the way a parser does, up to the matching open tag.
+    """
+    out: list[str] = []
+    stack: list[tuple[str, bool]] = []  # (tag name, tag was kept)
+    open_counts: dict[str, int] = {}
+    position = 0
+    raw_text_end: re.Pattern[str] | None = None
+    while position < len(html):
+        if raw_text_end is not None:
+            end = raw_text_end.search(html, position)
+            stop = end.start() if end else len(html)
+            out.append(html[position:stop])
+            position = stop
+            raw_text_end = None
+            continue
+        match = _TOKEN.search(html, position)
+        if match is None:
+            out.append(html[position:])
+            break
+        out.append(html[position : match.start()])
+        position = match.end()
+        closing, name = match.group(1), (match.group(2) or "").lower()
+        if not name:  # a comment
+            continue
+        if closing:
+            if open_counts.get(name):
+                while stack:
+                    top, kept = stack.pop()
+                    open_counts[top] -= 1
+                    if top == name:
+                        out.append(match.group(0) if kept else " ")
+                        break
+            continue
+        if name in _VOID_TAGS or match.group(0).endswith("/>"):
+            out.append(match.group(0) if len(stack) < limit else " ")
+            continue
+        if name in _SELF_CLOSING_SIBLINGS and stack and stack[-1][0] == name:
+            # <p><p> and <li><li> are siblings, not nesting: the parser closes the first.
+            open_counts[name] -= 1
+            stack.pop()
+        kept = len(stack) < limit
+        out.append(match.group(0) if kept else " ")
+        stack.append((name, kept))
+        open_counts[name] = open_counts.get(name, 0) + 1
+        if name in _RAW_TEXT_TAGS:
+            raw_text_end = re.compile(rf"</{re.escape(name)}\s*>", re.I)
+    return "".join(out)
+
+
+def flatten_deep(root: lxml.html.HtmlElement) -> None:
+    """Replace every element at depth MAX_DEPTH by an element holding just its text."""
+    for element in _DEEP_ELEMENTS(root):
+        text = " ".join(piece.strip() for piece in element.itertext() if piece.strip())
+        element.clear(keep_tail=True)
+        element.text = text
+
+
+# --- cleaning ---------------------------------------------------------------------------------
+
+
+def page_title(root: lxml.html.HtmlElement) -> str | None:
+    """The document's title: <title>, else og:title / twitter:title, else the first <h1>."""
+    candidates: Iterable[Any] = (
+        *root.xpath("//title[not(ancestor::svg)]"),
+        *root.xpath("//meta[@property='og:title' or @name='og:title']/@content"),
+        *root.xpath("//meta[@name='twitter:title' or @property='twitter:title']/@content"),
+        *root.xpath("//h1"),
+    )
+    for candidate in candidates:
+        text = candidate.text_content() if isinstance(candidate, etree.ElementBase) else str(candidate)
+        title = collapse(text)
+        if title:
+            return title
+    return None
+
+
+def clean_tree(root: lxml.html.HtmlElement, base_url: str) -> None:
+    """Remove what is never content, shorten whitespace and make links absolute, in place.
+
+    One pass over the elements does everything that can be done element by element; this is a
+    good part of the cost of a conversion.
+    """
+    resolve = _url_resolver(root, base_url)
+    preformatted: set[lxml.html.HtmlElement] = set()
+    preformatted_roots: set[lxml.html.HtmlElement] = set()
+    for pre in root.iter(*_PREFORMATTED_TAGS):
+        preformatted.update(pre.iter())
+        preformatted_roots.add(pre)
+    doomed: list[lxml.html.HtmlElement] = []
+    hidden: list[lxml.html.HtmlElement] = []
+    javascript_links: list[lxml.html.HtmlElement] = []
+    noscripts: list[lxml.html.HtmlElement] = []
+
+    for element in root.iter(etree.Element):
+        # Rendering collapses whitespace anyway, but markdownify's whitespace regex is quadratic
+        # in the length of a run: a page with a long one would take minutes.
+        text = element.text
+        if text and len(text) > 1 and element not in preformatted:
+            element.text = _WHITESPACE_RUN.sub(_one_space, text)
+        tail = element.tail
+        if tail and len(tail) > 1 and (element not in preformatted or element in preformatted_roots):
+            element.tail = _WHITESPACE_RUN.sub(_one_space, tail)
+
+        tag = element.tag
+        if tag in _DROP_TAGS:
+            doomed.append(element)
+            continue
+        if tag == "noscript":
+            noscripts.append(element)
+        attrib = element.attrib
+        if not attrib:
+            if tag == "img":
+                doomed.append(element)
+            continue
+        if "hidden" in attrib or _HIDDEN_STYLE.search(attrib.get("style", "")):
+            hidden.append(element)
+        for name in [name for name in attrib if name.startswith("on") or name in ("style", "title")]:
+            del attrib[name]
+        if tag == "img":
+            _unlazy_image(element)
+            if not attrib.get("src") or attrib["src"].startswith("data:"):
+                doomed.append(element)  # nothing to link to, or inline data: no use and maybe huge
+                continue
+        for name in _LINK_ATTRIBUTES.get(tag, ()):
+            value = attrib.get(name)
+            if value is None:
+                continue
+            if tag == "a" and value.strip().lower().startswith("javascript:"):
+                javascript_links.append(element)
+                continue
+            url = resolve(value)
+            if url is None:
+                del attrib[name]
+            else:
+                attrib[name] = url
+
+    for element in doomed:
+        drop(element)
+    _drop_hidden(root, hidden)
+    for element in javascript_links:
+        if element.getparent() is not None:  # not itself dropped as hidden
+            element.drop_tag()  # keep the link text, lose the script
+    _unwrap_or_drop_noscripts(noscripts)
+    _drop_forms(root)
+
+
+def _drop_hidden(root: lxml.html.HtmlElement, hidden: list[lxml.html.HtmlElement]) -> None:
+    """Drop elements hidden by ``hidden`` or an inline display:none / visibility:hidden.
+
+    Except one that holds most of the page's text: some sites hide the whole page until their
+    JavaScript has run, and the text is still the content.
+    """
+    if not hidden:
+        return
+    body_chars = text_chars(body_of(root))
+    for element in hidden:
+        if body_chars and text_chars(element) >= body_chars / 2:
+            element.attrib.pop("hidden", None)
+        else:
+            drop(element)
+
+
+def _unwrap_or_drop_noscripts(noscripts: list[lxml.html.HtmlElement]) -> None:
+    """Keep <noscript> content that is a real page, drop the rest.
+
+    We are a browser without JavaScript, so <noscript> is what we are meant to see. Usually it is
+    a tracking pixel, a duplicate lazy-loaded image or "please enable JavaScript", and goes; but
+    some sites (Discourse forums, for one) put the whole page there for clients like us.
+    """
+    for noscript in noscripts:
+        if noscript.getparent() is None:
+            continue
+        if text_chars(noscript) >= NOSCRIPT_CONTENT_CHARS:
+            noscript.drop_tag()
+        else:
+            drop(noscript)
+
+
+def _url_resolver(root: lxml.html.HtmlElement, base_url: str) -> Callable[[str], str | None]:
+    """A function making a URL absolute against the page's URL and its <base href>, as a browser does."""
+    base = base_url
+    base_element = root.find(".//base[@href]")
+    if base_element is not None:
+        with contextlib.suppress(ValueError):  # a <base href> too broken to join with is ignored
+            base = urljoin(base_url, base_element.get("href", "").strip())
+
+    def resolve(url: str) -> str | None:
+        url = url.strip().replace(" ", "%20")  # a space would end a Markdown link target
+        if not base or url.startswith(("https://", "http://")):
+            return url
+        try:
+            return urljoin(base, url)
+        except ValueError:  # e.g. a malformed IPv6 host
+            return None
+
+    return resolve
+
+
+def _one_space(run: re.Match[str]) -> str:
+    return "\n" if "\n" in run.group() else " "
+
+
+def _unlazy_image(image: lxml.html.HtmlElement) -> None:
+    src = image.get("src", "")
+    if src and not src.startswith("data:"):
+        return
+    for name in _LAZY_SRC_ATTRS:
+        lazy = image.get(name, "").strip()
+        if lazy and not lazy.startswith("data:"):
+            image.set("src", lazy)
+            return
+
+
+def _drop_forms(root: lxml.html.HtmlElement) -> None:
+    """Drop forms (search boxes, sign-ups, comment forms) but keep a form that wraps the page."""
+    forms = root.xpath("//form")
+    if not forms:
+        return
+    body_chars = text_chars(body_of(root))
+    for form in forms:  # the parser never nests forms
+        if body_chars and text_chars(form) >= body_chars / 2:
+            form.drop_tag()
+        else:
+            drop(form)
+
+
+# --- shared helpers -------------------------------------------------------------------------
+
+
+def body_of(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+    """The document's <body>, or the root if it has none."""
+    body = root.find("body")
+    return body if body is not None else root
+
+
+def serialise(element: lxml.html.HtmlElement) -> str:
+    """An element as an HTML fragment (a <body> comes out as a <div>)."""
+    if element.tag != "body":
+        return lxml.html.tostring(element, encoding="unicode")
+    element.tag = "div"  # a fragment of content, not a second <body>
+    try:
+        return lxml.html.tostring(element, encoding="unicode")
+    finally:
+        element.tag = "body"
+
+
+def text_chars(element: lxml.html.HtmlElement) -> int:
+    """How many characters of text an element holds, whitespace collapsed."""
+    return len(collapse(" ".join(element.itertext())))
+
+
+def collapse(text: str) -> str:
+    """``text`` with whitespace runs made single spaces and the ends stripped."""
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def drop(element: lxml.html.HtmlElement) -> None:
+    """Remove an element and everything in it, unless it is the root."""
+    if element.getparent() is not None:
+        element.drop_tree()  # keeps the tail text, which belongs to the parent
