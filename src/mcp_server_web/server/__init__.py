@@ -1,0 +1,1 @@
+"""The MCP face of the project: tool registration, schemas and transports."""

@@ -1,0 +1,16 @@
+"""The long-lived objects a running server shares between tool calls, opened in its lifespan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mcp_server_web.config import Settings
+from mcp_server_web.fetch.client import Fetcher
+from mcp_server_web.fetch.service import FetchService
+
+
+@dataclass(frozen=True)
+class Services:
+    settings: Settings
+    fetcher: Fetcher
+    fetch: FetchService

@@ -1,0 +1,117 @@
+"""Tool functions: validate arguments, call the domain, shape text and structured output.
+
+Every failure becomes an MCP tool error (isError) whose text starts with a stable code; nothing
+raises into the protocol and no stack trace reaches the client.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from functools import wraps
+from typing import Annotated, Any, ParamSpec
+
+from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult, TextContent
+
+from mcp_server_web.errors import WebToolError
+from mcp_server_web.fetch.pages import continuation_footer
+from mcp_server_web.fetch.types import OUTPUT_FORMATS
+from mcp_server_web.server.arguments import as_bool, as_choice, as_int
+from mcp_server_web.server.schemas import FETCH_MAX_LENGTH_DEFAULT, FETCH_MAX_LENGTH_LIMIT, WebFetchOutput
+from mcp_server_web.server.services import Services
+
+logger = logging.getLogger(__name__)
+P = ParamSpec("P")
+
+
+def error_result(error: WebToolError) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=str(error))], is_error=True)
+
+
+def reports_errors(tool: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Awaitable[CallToolResult]]:
+    """Turn every failure of a tool into an isError result with a stable code."""
+
+    @wraps(tool)
+    async def run(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
+        try:
+            return await tool(*args, **kwargs)
+        except WebToolError as error:
+            logger.info("%s failed: %s", tool.__name__, error)
+            return error_result(error)
+        except Exception:
+            # The details stay in the server log; the client gets a stable code and a sentence.
+            logger.exception("%s crashed", tool.__name__)
+            return CallToolResult(
+                content=[
+                    TextContent(
+                        type="text",
+                        text="internal_error: the tool failed unexpectedly; the server log has the details.",
+                    )
+                ],
+                is_error=True,
+            )
+
+    return run
+
+
+def services_of(ctx: Context) -> Services:
+    return ctx.request_context.lifespan_context
+
+
+@reports_errors
+async def web_fetch(
+    url: Any = None,
+    format: Any = None,
+    start_index: Any = None,
+    max_length: Any = None,
+    main_content: Any = None,
+    refresh: Any = None,
+    *,
+    ctx: Context,
+) -> Annotated[CallToolResult, WebFetchOutput]:
+    from mcp_server_web.errors import InvalidURL
+
+    if not isinstance(url, str) or not url.strip():
+        raise InvalidURL("url is required: pass the http or https address of the page to fetch.")
+    output_format = as_choice(format, "format", choices=OUTPUT_FORMATS, default="markdown")
+    start = as_int(start_index, "start_index", default=0, minimum=0)
+    length = as_int(
+        max_length, "max_length", default=FETCH_MAX_LENGTH_DEFAULT, minimum=1, maximum=FETCH_MAX_LENGTH_LIMIT
+    )
+    main = as_bool(main_content, "main_content", default=True)
+    fresh = as_bool(refresh, "refresh", default=False)
+
+    async def progress(fraction: float, message: str) -> None:
+        await ctx.report_progress(fraction, 1.0, message)
+
+    result = await services_of(ctx).fetch.fetch_page(
+        url,
+        output_format=output_format,
+        main_content=main,
+        start_index=start,
+        max_length=length,
+        refresh=fresh,
+        progress=progress,
+    )
+    document, page = result.document, result.page
+    footer = continuation_footer(page)
+    text = page.text + (f"\n\n{footer}" if footer else "")
+    output = WebFetchOutput(
+        url=document.url,
+        final_url=document.final_url,
+        status=document.status,
+        content_type=document.content_type,
+        title=document.title,
+        format=document.format,
+        start_index=page.start_index,
+        next_start_index=page.next_start_index,
+        total_length=page.total_length,
+        truncated=page.truncated,
+        cached=result.cached,
+        warnings=list(document.warnings),
+    )
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=output.model_dump(mode="json"),
+    )

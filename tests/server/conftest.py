@@ -1,0 +1,55 @@
+"""Fixtures that run the real server through the SDK's Client, in memory."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from ipaddress import ip_network
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp_types import CallToolResult
+
+from mcp_server_web.config import Settings
+from mcp_server_web.server.app import build_server
+
+LOOPBACK_ONLY = (ip_network("127.0.0.1/32"),)
+
+
+def make_settings(**overrides: Any) -> Settings:
+    """Settings that reach the test origin on 127.0.0.1 and nothing else private."""
+    values: dict[str, Any] = {"allow_cidrs": LOOPBACK_ONLY, "timeout": 5.0}
+    values.update(overrides)
+    return Settings(**values)
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[Client]:
+    # pytest-asyncio runs a fixture's setup and teardown in different tasks, and the Client's
+    # task group must be exited in the task that entered it: so a task of its own holds it.
+    ready, finished = asyncio.Event(), asyncio.Event()
+    holder: list[Client] = []
+
+    async def hold() -> None:
+        async with Client(build_server(make_settings())) as connected:
+            holder.append(connected)
+            ready.set()
+            await finished.wait()
+
+    task = asyncio.create_task(hold())
+    await asyncio.wait({task, asyncio.create_task(ready.wait())}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        task.result()  # re-raise a start-up failure
+    yield holder[0]
+    finished.set()
+    await task
+
+
+def text_of(result: CallToolResult) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def error_code(result: CallToolResult) -> str:
+    assert result.is_error, f"expected an error, got: {text_of(result)[:300]}"
+    return text_of(result).split(":", 1)[0]
