@@ -45,4 +45,4 @@ def test_bad_values_name_the_setting(env: dict[str, str], fragment: str) -> None
     with pytest.raises(ConfigError) as caught:
         load_settings({}, env)
     assert fragment in str(caught.value)
-    assert list(env)[0] in str(caught.value)
+    assert next(iter(env)) in str(caught.value)

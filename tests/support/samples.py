@@ -33,7 +33,8 @@ def article_html(paragraphs: int = 12) -> str:
 </code></pre>
 <table><tr><th>River</th><th>Length km</th></tr><tr><td>Nile</td><td>6650</td></tr></table>
 </article>
-<footer>Copyright Geo Blog. <form action="/subscribe"><input name="email"><button>Subscribe</button></form></footer>
+<footer>Copyright Geo Blog.
+<form action="/subscribe"><input name="email"><button>Subscribe</button></form></footer>
 </body></html>"""
 
 
