@@ -345,3 +345,10 @@ async def test_cancellation_stops_the_download(client: Client, origin: Origin) -
     # The server is still serving after a cancelled call.
     ok = await client.call_tool("web_fetch", {"url": origin.serve("/after", article_html())})
     assert not ok.is_error
+
+
+async def test_page_without_text_is_extraction_failed(client: Client, origin: Origin) -> None:
+    shell = "<html><head><script src='/app.js'></script></head><body><div id='root'></div></body></html>"
+    result = await client.call_tool("web_fetch", {"url": origin.serve("/spa", shell)})
+    assert error_code(result) == "extraction_failed"
+    assert "JavaScript" in text_of(result)
