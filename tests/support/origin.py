@@ -106,6 +106,9 @@ class _Server(ThreadingHTTPServer):
 
 class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes; without TCP_NODELAY the client's delayed ACK
+    # adds ~40 ms to every answer, which would distort any timing a test or benchmark reads.
+    disable_nagle_algorithm = True
     server: _Server
 
     def log_message(self, format: str, *args: object) -> None:  # keep test output clean
