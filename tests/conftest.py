@@ -6,6 +6,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.fakes.base import FakeProvider
+from tests.support.fakes.brave import FakeBrave
+from tests.support.fakes.duckduckgo import FakeDuckDuckGo
+from tests.support.fakes.exa import FakeExa
+from tests.support.fakes.searxng import FakeSearxng
+from tests.support.fakes.tavily import FakeTavily
 from tests.support.origin import Origin
 
 
@@ -13,3 +19,21 @@ from tests.support.origin import Origin
 def origin() -> Iterator[Origin]:
     with Origin("127.0.0.1") as server:
         yield server
+
+
+@pytest.fixture
+def fakes() -> Iterator[dict[str, FakeProvider]]:
+    made: dict[str, FakeProvider] = {
+        "tavily": FakeTavily(),
+        "exa": FakeExa(),
+        "brave": FakeBrave(),
+        "searxng": FakeSearxng(),
+        "duckduckgo": FakeDuckDuckGo(),
+    }
+    for fake in made.values():
+        fake.__enter__()
+    try:
+        yield made
+    finally:
+        for fake in made.values():
+            fake.__exit__(None, None, None)

@@ -46,3 +46,21 @@ def test_bad_values_name_the_setting(env: dict[str, str], fragment: str) -> None
         load_settings({}, env)
     assert fragment in str(caught.value)
     assert next(iter(env)) in str(caught.value)
+
+
+def test_secrets_from_files_are_masked(tmp_path: object) -> None:
+    from pathlib import Path
+
+    secret = Path(str(tmp_path)) / "brave_key"
+    secret.write_text("brave-secret-value\n")
+    settings = load_settings({}, {"BRAVE_API_KEY_FILE": str(secret), "TAVILY_API_KEY": "tvly-secret"})
+    assert settings.brave_api_key == "brave-secret-value" and settings.tavily_api_key == "tvly-secret"
+    described = settings.describe()
+    assert described["BRAVE_API_KEY"] == "***" and described["TAVILY_API_KEY"] == "***"
+    assert "secret" not in repr(settings)
+
+
+def test_unreadable_secret_file_is_a_clear_error() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings({}, {"EXA_API_KEY_FILE": "/nonexistent/exa"})
+    assert "EXA_API_KEY_FILE" in str(caught.value)

@@ -11,7 +11,7 @@ import argparse
 import ipaddress
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +156,17 @@ OPTIONS: tuple[Option, ...] = (
     Option("cache_ttl", "MCP_WEB_CACHE_TTL", _positive_float, "seconds a fetched document stays cached"),
     Option("cache_max_mb", "MCP_WEB_CACHE_MAX_MB", _positive_float, "cap on the document cache, MB"),
     Option("pdf_max_pages", "MCP_WEB_PDF_MAX_PAGES", _positive_int, "PDF pages converted at most"),
+    Option("tavily_api_key", "TAVILY_API_KEY", _optional_text, "Tavily API key", secret=True),
+    Option("exa_api_key", "EXA_API_KEY", _optional_text, "Exa API key", secret=True),
+    Option("brave_api_key", "BRAVE_API_KEY", _optional_text, "Brave Search API key", secret=True),
+    Option("searxng_url", "SEARXNG_URL", _optional_text, "base URL of a SearXNG instance"),
+    Option("tavily_url", "MCP_WEB_TAVILY_URL", _optional_text, "Tavily endpoint override"),
+    Option("exa_url", "MCP_WEB_EXA_URL", _optional_text, "Exa endpoint override"),
+    Option("brave_url", "MCP_WEB_BRAVE_URL", _optional_text, "Brave Search endpoint override"),
+    Option("duckduckgo_url", "MCP_WEB_DUCKDUCKGO_URL", _optional_text, "DuckDuckGo endpoint override"),
+    Option("search_timeout", "MCP_WEB_SEARCH_TIMEOUT", _positive_float, "seconds one provider may take"),
+    Option("search_deadline", "MCP_WEB_SEARCH_DEADLINE", _positive_float, "seconds one web_search may take"),
+    Option("search_cache_ttl", "MCP_WEB_SEARCH_CACHE_TTL", _positive_float, "search cache seconds"),
 )
 OPTIONS_BY_ATTR = {option.attr: option for option in OPTIONS}
 
@@ -181,6 +192,17 @@ class Settings:
     cache_ttl: float = 900.0
     cache_max_mb: float = 128.0
     pdf_max_pages: int = 100
+    tavily_api_key: str | None = field(default=None, repr=False)
+    exa_api_key: str | None = field(default=None, repr=False)
+    brave_api_key: str | None = field(default=None, repr=False)
+    searxng_url: str | None = None
+    tavily_url: str | None = None
+    exa_url: str | None = None
+    brave_url: str | None = None
+    duckduckgo_url: str | None = None
+    search_timeout: float = 10.0
+    search_deadline: float = 25.0
+    search_cache_ttl: float = 600.0
 
     @property
     def max_response_bytes(self) -> int:

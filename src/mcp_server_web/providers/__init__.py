@@ -1,0 +1,1 @@
+"""Web search: one port (base.py), one small adapter per provider, and the fallback chain."""

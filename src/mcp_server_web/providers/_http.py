@@ -1,0 +1,245 @@
+"""Plumbing shared by the adapters that speak HTTP: their own (Brave, SearXNG, DuckDuckGo) or an
+SDK's (Tavily, Exa).
+
+One request function maps every transport failure to a ``ProviderError`` the same way, so the
+adapters only decide what a status code or a body means for their provider. The SDK adapters
+share the response recorder that gives back what their SDKs drop (status, Retry-After).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import anyio
+import httpx
+
+from mcp_server_web.providers.base import (
+    ProviderError,
+    SearchProvider,
+    SearchQuery,
+    retry_after_seconds,
+    status_error,
+)
+from mcp_server_web.providers.results import normalize_domain
+
+
+class HttpSearchProvider(SearchProvider):
+    """An adapter that sends its own requests over the shared client.
+
+    Subclasses pick the path and fields of the request and read a 200 answer; ``_error`` says
+    what any other status means, and by default gives it the usual meaning (``status_error``).
+    """
+
+    key_header: ClassVar[str | None] = None
+    """The request header that carries the API key, for a provider that takes one."""
+    request_headers: ClassVar[Mapping[str, str]] = {}
+    """Headers every request carries besides the key and our User-Agent (Accept, mostly)."""
+
+    async def _request(
+        self,
+        method: Literal["GET", "POST"],
+        path: str,
+        query: SearchQuery,
+        fields: Mapping[str, str | int],
+        *,
+        timeout: float,  # noqa: ASYNC109 - passed on to fetch
+    ) -> httpx.Response:
+        """Ask the configured endpoint plus ``path`` as an HTML form would: the query text (its
+        domain filters as ``site:`` operators) as ``q``, then ``fields``, in the URL for GET and
+        as the body for POST; with the key header, ``request_headers`` and our User-Agent.
+
+        Any answer but 200 raises ``self._error(response)``."""
+        if not self.config.base_url or (self.key_header and not self.config.api_key):
+            # Nowhere to send the search or nothing to send it with: nothing is sent.
+            raise ProviderError("config", self.setup_hint)
+        form = {"q": query_with_sites(query), **fields}
+        key = {self.key_header: self.config.api_key} if self.key_header and self.config.api_key else {}
+        response = await fetch(
+            self.http,
+            self.title,
+            method,
+            self.config.base_url + path,
+            params=form if method == "GET" else None,
+            data={name: str(value) for name, value in form.items()} if method == "POST" else None,
+            headers={**key, **self.request_headers, "User-Agent": self.config.user_agent},
+            timeout=timeout,
+        )
+        if response.status_code != 200:
+            raise self._error(response)
+        return response
+
+    def _error(self, response: httpx.Response) -> ProviderError:
+        return status_error(self.title, response.status_code, retry_after=retry_after(response))
+
+
+async def fetch(
+    http: httpx.AsyncClient,
+    provider: str,
+    method: str,
+    url: str,
+    *,
+    timeout: float,  # noqa: ASYNC109 - the budget also sets httpx's per-phase timeouts
+    params: Mapping[str, str | int] | None = None,
+    data: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> httpx.Response:
+    """Send one request and read the whole answer within ``timeout`` seconds.
+
+    httpx's timeouts are per phase, so a server trickling bytes could outlast them; the outer
+    deadline bounds the attempt as a whole.
+
+    Any status comes back as a response; only transport failures raise: ``timeout`` when the
+    budget ran out, ``bad_response`` when the answer was cut off or undecodable (the provider
+    did answer, so it is up but its answer is unusable), ``upstream`` when it could not be
+    reached at all. Messages name the exception type, never its text: httpx puts URLs (and
+    with them a SearXNG instance's credentials) in some of its messages.
+    """
+    try:
+        request = http.build_request(
+            method, url, params=params, data=data, headers=headers, timeout=httpx.Timeout(timeout)
+        )
+        with anyio.fail_after(timeout):
+            return await _exchange(http, request, provider)
+    except (TimeoutError, httpx.TimeoutException):
+        raise ProviderError("timeout", f"{provider} did not answer within {timeout:g} s.") from None
+    except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
+        raise transport_error(provider, exc) from None
+
+
+async def _exchange(http: httpx.AsyncClient, request: httpx.Request, provider: str) -> httpx.Response:
+    try:
+        response = await http.send(request, stream=True)
+    except (httpx.TimeoutException, httpx.UnsupportedProtocol):
+        raise
+    except httpx.TransportError as exc:
+        raise transport_error(provider, exc) from None
+    try:
+        await response.aread()
+    except httpx.TimeoutException:
+        raise
+    except (httpx.TransportError, httpx.DecodingError) as exc:
+        raise ProviderError(
+            "bad_response",
+            f"{provider} sent an incomplete or undecodable answer ({type(exc).__name__}).",
+            status=response.status_code,
+        ) from None
+    finally:
+        await response.aclose()
+    return response
+
+
+def transport_error(provider: str, exc: Exception, url_setting: str = "its URL setting") -> ProviderError:
+    """A request that got no answer (timeouts aside): ``config`` when the endpoint is not an
+    http(s) URL, which only the operator can fix in ``url_setting``; else ``upstream``, naming
+    the exception by its type only (httpx messages hold URLs)."""
+    if isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol):
+        return ProviderError(
+            "config", f"{provider}'s endpoint is not a valid http(s) URL; check {url_setting}."
+        )
+    return ProviderError("upstream", f"Could not reach {provider} ({type(exc).__name__}).")
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """The answer's Retry-After in seconds, when it has a readable one."""
+    return retry_after_seconds(response.headers.get("retry-after"))
+
+
+def json_object(response: httpx.Response, provider: str) -> dict[str, Any]:
+    """The body as a JSON object, or ProviderError("bad_response") saying what came instead."""
+    try:
+        data = json.loads(response.content)
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError alike
+        data = None
+    if not isinstance(data, dict):
+        media_type = response.headers.get("content-type", "no content type").split(";", 1)[0]
+        raise ProviderError(
+            "bad_response",
+            f"{provider} answered HTTP {response.status_code} with {media_type} that is not a JSON object.",
+            status=response.status_code,
+        )
+    return data
+
+
+def url_and_title(item: Any) -> tuple[str, str] | None:
+    """A JSON result's url and title, or None unless it is an object with a non-empty string
+    url and a string title (a result without them is nothing to show)."""
+    if not isinstance(item, dict):
+        return None
+    url, title = item.get("url"), item.get("title")
+    if not isinstance(url, str) or not url or not isinstance(title, str):
+        return None
+    return url, title
+
+
+def query_with_sites(query: SearchQuery) -> str:
+    """The query text with the domain filters as ``site:`` operators, for providers without a
+    domain parameter. Engines honour these unevenly; the chain filters the results anyway, so
+    the operators only make it likelier that the page of results holds matching ones."""
+    parts = [query.query.strip()]
+    include = [d for d in map(normalize_domain, query.include_domains) if d]
+    exclude = [d for d in map(normalize_domain, query.exclude_domains) if d]
+    if len(include) == 1:
+        parts.append(f"site:{include[0]}")
+    elif include:
+        parts.append("(" + " OR ".join(f"site:{domain}" for domain in include) + ")")
+    parts.extend(f"-site:{domain}" for domain in exclude)
+    return " ".join(parts)
+
+
+def short(text: str, limit: int = 200) -> str:
+    """Upstream text for an error message: one line, bounded."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def redacted(text: str, secret: str) -> str:
+    """A provider's own error text for a message: ``secret`` redacted, one line, at most 200
+    characters, no trailing period (the message adds its own)."""
+    text = " ".join(text.replace(secret, "[redacted]").split())
+    return text[:200].rstrip(" .")
+
+
+@dataclass
+class Exchange:
+    """What the response hook saw of the current call's answer."""
+
+    status: int | None = None
+    retry_after: float | None = None
+
+
+# Per task, so concurrent searches over one client never read each other's answer.
+_current_exchange: ContextVar[Exchange | None] = ContextVar("provider_exchange", default=None)
+
+
+async def _note_response(response: httpx.Response) -> None:
+    exchange = _current_exchange.get()
+    if exchange is not None:
+        exchange.status = response.status_code
+        exchange.retry_after = retry_after(response)
+
+
+def recording_client(base_url: str, headers: Mapping[str, str], timeout: float) -> httpx.AsyncClient:
+    """An httpx client to hand a provider SDK whose errors keep too little of the answer: its
+    response hook notes each answer's status and Retry-After in the current ``recording()``."""
+    return httpx.AsyncClient(
+        base_url=base_url,
+        headers=headers,
+        timeout=timeout,
+        event_hooks={"response": [_note_response]},
+    )
+
+
+@contextmanager
+def recording() -> Iterator[Exchange]:
+    """What a ``recording_client`` receives in this task while the block runs."""
+    exchange = Exchange()
+    token = _current_exchange.set(exchange)
+    try:
+        yield exchange
+    finally:
+        _current_exchange.reset(token)

@@ -1,0 +1,176 @@
+"""The search port: what every provider adapter takes, returns and raises.
+
+An adapter is a short class over ``SearchProvider``: it maps a ``SearchQuery`` to its
+provider's request and the provider's answer to ``SearchResult`` values, and turns every
+failure into a ``ProviderError`` whose ``kind`` tells the chain whether to fail over and whether
+to cool the provider down. Adapters know nothing about MCP or about the other providers.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import html
+import re
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import httpx
+
+Topic = Literal["general", "news"]
+TimeRange = Literal["day", "week", "month", "year"]
+TOPICS: tuple[Topic, ...] = ("general", "news")
+TIME_RANGES: tuple[TimeRange, ...] = ("day", "week", "month", "year")
+
+ErrorKind = Literal["auth", "rate_limit", "quota", "timeout", "upstream", "blocked", "bad_response", "config"]
+"""Why a provider failed. The chain fails over on every kind; rate_limit, quota and blocked
+also put the provider in a cooldown."""
+COOLDOWN_KINDS: frozenset[ErrorKind] = frozenset({"rate_limit", "quota", "blocked"})
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuery:
+    query: str
+    max_results: int = 5
+    topic: Topic = "general"
+    time_range: TimeRange | None = None
+    include_domains: tuple[str, ...] = ()
+    exclude_domains: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    title: str
+    url: str
+    snippet: str
+    """Plain text: tags and entities removed, whitespace collapsed."""
+    published: str | None = None
+    """As the provider gives it (ISO 8601 where it can), or None."""
+    score: float | None = None
+
+
+class ProviderError(Exception):
+    """A provider could not answer. ``message`` is one plain sentence and never holds a key."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.retry_after = retry_after
+        """Seconds the provider asked us to wait, when it said so."""
+        self.status = status
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderConfig:
+    """What an adapter is built with: its credential or instance, its endpoint, shared limits."""
+
+    api_key: str | None
+    base_url: str
+    user_agent: str
+
+
+class SearchProvider(ABC):
+    """One search backend. Subclasses declare who they are and implement ``search``."""
+
+    name: ClassVar[str]
+    """Identifier used in MCP_WEB_SEARCH_PROVIDERS and in answers (e.g. "brave")."""
+    title: ClassVar[str]
+    """Human name (e.g. "Brave Search")."""
+    default_url: ClassVar[str]
+    """The provider's own endpoint; MCP_WEB_<NAME>_URL (or SEARXNG_URL) overrides it."""
+    enabled_by: ClassVar[str | None]
+    """The Settings field that switches the provider on (its API key, or SearXNG's URL); None
+    for a provider that needs nothing (DuckDuckGo)."""
+    url_setting: ClassVar[str]
+    """The Settings field that overrides the endpoint."""
+    key_setting: ClassVar[str | None] = None
+    """The Settings field holding the API key, if the provider takes one."""
+    setup_hint: ClassVar[str] = ""
+    """How a user switches it on, for `doctor` and error messages."""
+
+    def __init__(self, config: ProviderConfig, http: httpx.AsyncClient) -> None:
+        self.config = config
+        self.http = http
+        """A shared client for adapters that speak HTTP themselves (not SSRF-guarded: the
+        endpoints are the operator's configuration, not model input)."""
+
+    @abstractmethod
+    async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
+        """Results for query, at most query.max_results; ProviderError on any failure.
+
+        ``timeout`` is this attempt's budget in seconds; the chain also enforces it.
+        """
+
+    async def aclose(self) -> None:
+        """Release what the adapter opened itself (SDK clients); the shared client is not ours."""
+        return None
+
+
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+
+
+def plain_text(fragment: str | None) -> str:
+    """A snippet as plain text: tags dropped, entities decoded, whitespace collapsed."""
+    if not fragment:
+        return ""
+    without_tags = _TAG.sub(" ", fragment)
+    return _SPACE.sub(" ", html.unescape(without_tags)).strip()
+
+
+def retry_after_seconds(value: str | None, *, now: float | None = None) -> float | None:
+    """Parse a Retry-After header (delta seconds or an HTTP date) into seconds from now."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    delta = when.timestamp() - (time.time() if now is None else now)
+    return max(0.0, delta)
+
+
+def status_error(
+    provider: str, status: int, detail: str = "", retry_after: float | None = None
+) -> ProviderError:
+    """The usual meaning of an HTTP status from a search API, for adapters without finer signals."""
+    suffix = f": {detail}" if detail else ""
+    if status in (401, 403):
+        return ProviderError(
+            "auth", f"{provider} rejected the API key (HTTP {status}){suffix}.", status=status
+        )
+    if status == 402:
+        return ProviderError(
+            "quota", f"{provider} says the plan's credits are used up (HTTP 402){suffix}.", status=status
+        )
+    if status == 429:
+        return ProviderError(
+            "rate_limit",
+            f"{provider} is rate-limiting requests (HTTP 429){suffix}.",
+            retry_after=retry_after,
+            status=status,
+        )
+    if status >= 500:
+        return ProviderError(
+            "upstream", f"{provider} had a server error (HTTP {status}){suffix}.", status=status
+        )
+    return ProviderError(
+        "bad_response", f"{provider} refused the request (HTTP {status}){suffix}.", status=status
+    )

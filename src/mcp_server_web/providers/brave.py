@@ -1,0 +1,127 @@
+"""Brave Search API: independent web and news indexes behind one subscription token.
+
+Brave says why it refused in a JSON error body (``error.code``), which is what separates an
+exhausted monthly quota (QUOTA_LIMITED: wait for the month) from the per-second rate limit
+(RATE_LIMITED: wait a second); both are HTTP 429.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import httpx
+
+from mcp_server_web.providers._http import HttpSearchProvider, json_object, retry_after, short, url_and_title
+from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult, plain_text, status_error
+
+_FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
+_MAX_COUNT = {"general": 20, "news": 50}
+_PATHS = {"general": "/res/v1/web/search", "news": "/res/v1/news/search"}
+
+
+class BraveProvider(HttpSearchProvider):
+    name = "brave"
+    title = "Brave Search"
+    default_url = "https://api.search.brave.com"
+    enabled_by = "brave_api_key"
+    url_setting = "brave_url"
+    key_setting = "brave_api_key"
+    key_header = "X-Subscription-Token"
+    request_headers: ClassVar[dict[str, str]] = {"Accept": "application/json"}
+    setup_hint = (
+        "Set BRAVE_API_KEY to a Brave Search API key from https://brave.com/search/api/ "
+        "(the free plan allows about 2,000 queries a month at 1 query per second)."
+    )
+
+    async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
+        fields: dict[str, str | int] = {
+            "count": max(1, min(query.max_results, _MAX_COUNT[query.topic])),
+            "safesearch": "moderate",
+        }
+        if query.topic == "general":
+            # Only the web endpoint marks matches with <strong>; plain_text still strips any tag.
+            fields["text_decorations"] = "false"
+        if query.time_range:
+            fields["freshness"] = _FRESHNESS[query.time_range]
+        response = await self._request("GET", _PATHS[query.topic], query, fields, timeout=timeout)
+        data = json_object(response, self.title)
+        # The news endpoint lists results at the top; the web one under "web", which it leaves
+        # out altogether when nothing matched.
+        items = data.get("results") if query.topic == "news" else (data.get("web") or {}).get("results", [])
+        if not isinstance(items, list) or data.get("type") not in ("search", "news"):
+            raise ProviderError("bad_response", f"{self.title} answered without a result list.")
+        return [result for item in items if (result := _result(item))][: query.max_results]
+
+    def _error(self, response: httpx.Response) -> ProviderError:
+        status = response.status_code
+        code, detail = _error_body(response)
+        if self.config.api_key:  # Brave does not echo the token, but a proxy in between might.
+            detail = detail.replace(self.config.api_key, "[redacted]")
+        explained = f" ({code}: {detail})" if code else ""
+        asked_wait = retry_after(response)
+        windows = _numbers(response.headers.get("x-ratelimit-reset"))
+        monthly_left = _numbers(response.headers.get("x-ratelimit-remaining"))[-1:]
+        if code == "QUOTA_LIMITED" or (status == 429 and not code and monthly_left == [0.0]):
+            # The monthly window's reset is when the quota returns; a Retry-After would only say
+            # when to knock again.
+            return ProviderError(
+                "quota",
+                f"{self.title}'s monthly query quota for this API key is used up{explained}.",
+                retry_after=windows[-1] if windows else asked_wait,
+                status=status,
+            )
+        if code == "RATE_LIMITED" or status == 429:
+            return ProviderError(
+                "rate_limit",
+                f"{self.title} is rate-limiting this API key (HTTP {status}){explained}.",
+                retry_after=asked_wait if asked_wait is not None else (windows[0] if windows else None),
+                status=status,
+            )
+        if "TOKEN" in code or code.startswith("SUBSCRIPTION") or status == 401:
+            return ProviderError(
+                "auth", f"{self.title} rejected the API key (HTTP {status}){explained}.", status=status
+            )
+        if status == 403 and not code:
+            # Brave explains its own refusals in JSON; a bare 403 comes from something in between.
+            return ProviderError("blocked", f"{self.title} refused the request (HTTP 403).", status=status)
+        return status_error(self.title, status, f"{code}: {detail}" if code else "")
+
+
+def _result(item: Any) -> SearchResult | None:
+    if (named := url_and_title(item)) is None:
+        return None
+    url, title = named
+    snippet = item.get("description")
+    extra = item.get("extra_snippets")
+    if not snippet and isinstance(extra, list) and extra and isinstance(extra[0], str):
+        snippet = extra[0]
+    published = item.get("page_age") or item.get("age")
+    return SearchResult(
+        title=plain_text(title),
+        url=url,
+        snippet=plain_text(snippet if isinstance(snippet, str) else ""),
+        published=published if isinstance(published, str) else None,
+    )
+
+
+def _error_body(response: httpx.Response) -> tuple[str, str]:
+    """(code, detail) from Brave's ErrorResponse body; empty strings when it is something else."""
+    try:
+        error = json_object(response, BraveProvider.title).get("error")
+    except ProviderError:
+        return "", ""
+    if not isinstance(error, dict):
+        return "", ""
+    code, detail = error.get("code"), error.get("detail")
+    return (code if isinstance(code, str) else ""), short(detail if isinstance(detail, str) else "")
+
+
+def _numbers(header: str | None) -> list[float]:
+    """Brave's X-RateLimit-* values: one number per window, per-second window first."""
+    numbers: list[float] = []
+    for part in (header or "").split(","):
+        try:
+            numbers.append(float(part))
+        except ValueError:
+            return []
+    return numbers

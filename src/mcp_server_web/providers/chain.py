@@ -1,0 +1,219 @@
+"""SearchChain: try providers in order, answer from the first that returns results.
+
+Failing over is the point: a key out of quota, a provider rate-limiting or down, a bot wall, a
+malformed answer or an empty result set all move on to the next provider. A provider that
+rate-limited, ran out of quota or blocked us is skipped until its Retry-After (else a stepped
+cooldown), so one bad provider does not cost every call its timeout. Results are never invented:
+the answer is exactly what one provider returned, filtered and deduplicated.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import anyio
+from cachetools import TTLCache
+
+from mcp_server_web.errors import AllProvidersFailed, InvalidArgument, NoProvider
+from mcp_server_web.providers.base import (
+    COOLDOWN_KINDS,
+    ProviderError,
+    SearchProvider,
+    SearchQuery,
+    SearchResult,
+)
+from mcp_server_web.providers.results import refine
+
+logger = logging.getLogger(__name__)
+
+Outcome = Literal["ok", "empty", "error", "skipped"]
+
+COOLDOWN_FIRST = 60.0
+COOLDOWN_MAX = 3600.0
+RETRY_AFTER_MAX = 86400.0
+"""A provider's own Retry-After is honoured up to a day: Brave's monthly quota reset can be weeks
+away, and one probe a day costs nothing while a stale or broken header cannot bench a provider."""
+SEARCH_CACHE_ENTRIES = 512
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    provider: str
+    outcome: Outcome
+    error: str | None
+    elapsed_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class SearchAnswer:
+    query: SearchQuery
+    provider: str | None
+    """Who answered; None when every provider came back empty."""
+    results: tuple[SearchResult, ...]
+    attempts: tuple[Attempt, ...]
+    cached: bool = False
+
+
+@dataclass
+class _Cooldown:
+    until: float = 0.0
+    strikes: int = 0
+    reason: str = ""
+
+
+@dataclass
+class Cooldowns:
+    """Per-provider "do not call before" times: Retry-After when given, else 1 min doubling to 1 h."""
+
+    clock: Callable[[], float] = time.monotonic
+    first: float = COOLDOWN_FIRST
+    maximum: float = COOLDOWN_MAX
+    _state: dict[str, _Cooldown] = field(default_factory=dict)
+
+    def remaining(self, provider: str) -> float:
+        state = self._state.get(provider)
+        return max(0.0, state.until - self.clock()) if state else 0.0
+
+    def reason(self, provider: str) -> str:
+        state = self._state.get(provider)
+        return state.reason if state else ""
+
+    def penalize(self, provider: str, error: ProviderError) -> float:
+        """Start (or extend) a cooldown after error; returns its length in seconds."""
+        state = self._state.setdefault(provider, _Cooldown())
+        state.strikes += 1
+        if error.retry_after is not None:
+            length = min(RETRY_AFTER_MAX, max(0.0, error.retry_after))
+        else:
+            length = min(self.maximum, self.first * 2 ** (state.strikes - 1))
+        state.until = self.clock() + length
+        state.reason = error.kind
+        return length
+
+    def reset(self, provider: str) -> None:
+        self._state.pop(provider, None)
+
+
+def _cache_key(query: SearchQuery, pinned: str | None) -> tuple[object, ...]:
+    text = " ".join(query.query.lower().split())
+    return (
+        text,
+        query.max_results,
+        query.topic,
+        query.time_range,
+        tuple(sorted(query.include_domains)),
+        tuple(sorted(query.exclude_domains)),
+        pinned,
+    )
+
+
+class SearchChain:
+    """An ordered chain of configured providers with cooldowns, deadlines and a result cache."""
+
+    def __init__(
+        self,
+        providers: Sequence[SearchProvider],
+        *,
+        unconfigured: Mapping[str, str] | None = None,
+        provider_timeout: float = 10.0,
+        deadline: float = 25.0,
+        cache_ttl: float = 600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._providers = {provider.name: provider for provider in providers}
+        self._unconfigured = dict(unconfigured or {})
+        self._provider_timeout = provider_timeout
+        self._deadline = deadline
+        self.cooldowns = Cooldowns(clock=clock)
+        self._cache: TTLCache[tuple[object, ...], SearchAnswer] = TTLCache(
+            maxsize=SEARCH_CACHE_ENTRIES, ttl=cache_ttl, timer=clock
+        )
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        return tuple(self._providers)
+
+    async def aclose(self) -> None:
+        for provider in self._providers.values():
+            await provider.aclose()
+
+    async def search(self, query: SearchQuery, *, pin: str | None = None) -> SearchAnswer:
+        names = self._names_for(pin)
+        key = _cache_key(query, pin)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return replace(cached, cached=True)
+
+        attempts: list[Attempt] = []
+        deadline = anyio.current_time() + self._deadline
+        for name in names:
+            results = await self._attempt(self._providers[name], query, deadline, attempts)
+            if results:
+                answer = SearchAnswer(query, name, tuple(results), tuple(attempts))
+                self._cache[key] = answer
+                return answer
+        if any(attempt.outcome == "empty" for attempt in attempts):
+            # At least one provider answered, with nothing: that is an answer, not a failure.
+            return SearchAnswer(query, None, (), tuple(attempts))
+        reasons = "; ".join(f"{a.provider}: {a.error}" for a in attempts)
+        raise AllProvidersFailed(f"every search provider failed ({reasons}).")
+
+    def _names_for(self, pin: str | None) -> tuple[str, ...]:
+        if pin is None:
+            if not self._providers:
+                raise NoProvider(
+                    "no search provider is configured; set MCP_WEB_SEARCH_PROVIDERS or a provider key "
+                    "(TAVILY_API_KEY, EXA_API_KEY, BRAVE_API_KEY or SEARXNG_URL)."
+                )
+            return tuple(self._providers)
+        if pin in self._providers:
+            return (pin,)
+        if pin in self._unconfigured:
+            raise NoProvider(f"provider {pin!r} is not available: {self._unconfigured[pin]}")
+        available = ", ".join(self._providers) or "none"
+        raise InvalidArgument(f"provider must be one of the configured providers ({available}); got {pin!r}.")
+
+    async def _attempt(
+        self, provider: SearchProvider, query: SearchQuery, deadline: float, attempts: list[Attempt]
+    ) -> list[SearchResult]:
+        name = provider.name
+        cooling = self.cooldowns.remaining(name)
+        if cooling > 0:
+            reason = self.cooldowns.reason(name)
+            attempts.append(Attempt(name, "skipped", f"cooling down for {cooling:.0f} s after {reason}", 0))
+            return []
+        budget = min(self._provider_timeout, deadline - anyio.current_time())
+        if budget <= 0:
+            attempts.append(Attempt(name, "skipped", "the overall search deadline was reached", 0))
+            return []
+        started = time.perf_counter()
+        try:
+            with anyio.fail_after(budget):
+                raw = await provider.search(query, timeout=budget)
+        except TimeoutError:
+            error: ProviderError | None = ProviderError("timeout", f"no answer within {budget:.1f} s")
+        except ProviderError as exc:
+            error = exc
+        except Exception:
+            # An adapter bug must not take the chain down: log it, fail over like any failure.
+            logger.exception("search provider %s crashed", name)
+            error = ProviderError("bad_response", "the adapter failed unexpectedly (see the server log)")
+        else:
+            error = None
+        elapsed_ms = round((time.perf_counter() - started) * 1000)
+        if error is not None:
+            if error.kind in COOLDOWN_KINDS:
+                length = self.cooldowns.penalize(name, error)
+                logger.info("%s: %s; cooling down for %.0f s", name, error, length)
+            else:
+                logger.info("%s: %s", name, error)
+            attempts.append(Attempt(name, "error", str(error), elapsed_ms))
+            return []
+        self.cooldowns.reset(name)
+        results = refine(raw, query)
+        attempts.append(Attempt(name, "ok" if results else "empty", None, elapsed_ms))
+        return results

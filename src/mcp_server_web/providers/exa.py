@@ -1,0 +1,160 @@
+"""Exa (https://exa.ai): neural web search, through the official SDK, asking for highlights only."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+from exa_py import AsyncExa
+from exa_py.api import ContentsOptions
+from exa_py.errors import ExaTimeoutError
+
+from mcp_server_web.providers._http import Exchange, recording, recording_client, redacted, transport_error
+from mcp_server_web.providers.base import (
+    ProviderConfig,
+    ProviderError,
+    SearchProvider,
+    SearchQuery,
+    SearchResult,
+    TimeRange,
+    plain_text,
+    status_error,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_RESULTS = 100
+SNIPPET_CHARACTERS = 1000
+"""A bound on each result's highlights: snippets go to a model, and without one Exa sizes them
+by relevance, which makes the cost of a search unpredictable."""
+DEFAULT_TIMEOUT = 30.0
+"""The SDK's own default is 600 s; every call passes its budget anyway."""
+
+_LOOKBACK: dict[TimeRange, timedelta] = {
+    "day": timedelta(days=1),
+    "week": timedelta(days=7),
+    "month": timedelta(days=30),
+    "year": timedelta(days=365),
+}
+
+# exa-py reports every HTTP failure as ValueError("Request failed with status code N: <body>").
+_FAILED = re.compile(r"Request failed with status code (\d{3}): ?(.*)", re.DOTALL)
+
+
+class ExaProvider(SearchProvider):
+    name = "exa"
+    title = "Exa"
+    default_url = "https://api.exa.ai"
+    enabled_by = "exa_api_key"
+    url_setting = "exa_url"
+    key_setting = "exa_api_key"
+    setup_hint = "Set EXA_API_KEY to switch Exa on (get a key at https://dashboard.exa.ai)."
+
+    def __init__(self, config: ProviderConfig, http: httpx.AsyncClient) -> None:
+        super().__init__(config, http)
+        if not config.api_key:
+            # The SDK would fall back to the EXA_API_KEY environment variable behind our back.
+            raise ProviderError("config", "Exa needs an API key: set EXA_API_KEY.")
+        self._key = config.api_key
+        self._sdk = AsyncExa(api_key=config.api_key, api_base=config.base_url, timeout=DEFAULT_TIMEOUT)
+        # AsyncExa takes no user_agent and sends "exa-py/<version>"; its headers dict (x-api-key,
+        # User-Agent, Content-Type) goes out with every request.
+        self._sdk.headers["User-Agent"] = config.user_agent
+        # The SDK's ValueError keeps the status and body but not the headers. It builds its httpx
+        # client lazily from `_client`; giving it a recording one is the only way to see
+        # Retry-After. Should a later SDK ignore it, searches still work and a 429 just comes
+        # without retry_after.
+        self._sdk._client = recording_client(config.base_url, self._sdk.headers, DEFAULT_TIMEOUT)
+
+    async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
+        include = [d for d in query.include_domains if d not in query.exclude_domains]
+        if query.include_domains and not include:
+            return []  # every allowed domain is also excluded: nothing can match
+        contents: ContentsOptions = {"highlights": {"max_characters": SNIPPET_CHARACTERS}}
+        with recording() as exchange:
+            try:
+                answer = await self._sdk.search(
+                    query.query,
+                    type="auto",
+                    contents=contents,
+                    num_results=max(1, min(query.max_results, MAX_RESULTS)),
+                    # Exa takes one of the two lists; an include list already excludes the rest.
+                    include_domains=include or None,
+                    exclude_domains=None if include else list(query.exclude_domains) or None,
+                    start_published_date=_start_date(query.time_range),
+                    category="news" if query.topic == "news" else None,
+                    timeout=max(timeout, 0.001),
+                )
+            # Causes are dropped (from None): the SDK's ValueError quotes Exa's response body.
+            except ExaTimeoutError:
+                raise ProviderError("timeout", f"Exa did not answer within {timeout:g} seconds.") from None
+            except (httpx.InvalidURL, httpx.TransportError) as exc:
+                raise transport_error("Exa", exc, "MCP_WEB_EXA_URL") from None
+            except ValueError as exc:
+                raise self._value_error(exc, exchange) from None
+            except (KeyError, TypeError, AttributeError):
+                # The SDK indexes the body without checking its shape.
+                raise ProviderError("bad_response", "Exa answered without a list of results.") from None
+        return [self._result(item) for item in answer.results if _text(item.url)][: query.max_results]
+
+    async def aclose(self) -> None:
+        await self._sdk.aclose()
+
+    def _value_error(self, exc: ValueError, exchange: Exchange) -> ProviderError:
+        failed = _FAILED.match(str(exc))
+        if failed is None:
+            if str(exc).startswith("Expected a JSON response"):  # a 2xx body empty or not JSON
+                return ProviderError("bad_response", "Exa answered with a body that is not JSON.")
+            # Otherwise the SDK refused our arguments before sending anything: an adapter bug.
+            logger.warning("exa-py refused the search arguments: %s", exc)
+            return ProviderError("bad_response", "The Exa SDK refused the search arguments.")
+        status = int(failed.group(1))
+        logger.debug("Exa answered HTTP %s", status)
+        return status_error("Exa", status, self._detail(failed.group(2)), exchange.retry_after)
+
+    def _detail(self, body: str) -> str:
+        """Exa's own error text (the "error" field of its JSON body), short, never holding the key."""
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            parsed = None
+        text = parsed.get("error") if isinstance(parsed, dict) else None
+        if not isinstance(text, str):
+            text = "" if body.lstrip().startswith("<") else body  # an HTML error page says nothing
+        return redacted(text, self._key)
+
+    @staticmethod
+    def _result(item: Any) -> SearchResult:
+        highlights = (
+            [h for h in item.highlights if isinstance(h, str)] if isinstance(item.highlights, list) else []
+        )
+        snippet = (
+            plain_text(" … ".join(highlights))
+            or plain_text(_text(item.summary))
+            or plain_text(_text(item.text))
+        )
+        score = item.score
+        return SearchResult(
+            title=plain_text(_text(item.title)) or item.url,
+            url=item.url,
+            snippet=snippet,
+            published=_text(item.published_date) or None,
+            score=float(score) if isinstance(score, int | float) else None,
+        )
+
+
+def _text(value: object) -> str | None:
+    """A field of the answer when it is a string; the SDK passes the JSON through unchecked."""
+    return value if isinstance(value, str) else None
+
+
+def _start_date(time_range: TimeRange | None) -> str | None:
+    """The start of the window as Exa takes it: ISO 8601 UTC with milliseconds."""
+    if time_range is None:
+        return None
+    start = datetime.now(UTC) - _LOOKBACK[time_range]
+    return start.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,0 +1,118 @@
+"""SearXNG: a self-hosted metasearch instance, asked for its JSON output.
+
+Two answers need reading closely. A 403 means the instance does not serve JSON (``json`` is
+missing from ``search.formats``), which only its operator can fix. And an empty result list can
+mean every engine behind the instance failed (timeouts, CAPTCHAs): SearXNG lists those in
+``unresponsive_engines``, and that is an outage, not "nothing matched".
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import httpx
+
+from mcp_server_web.providers._http import HttpSearchProvider, json_object, retry_after, short, url_and_title
+from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult, plain_text
+
+_JSON_HINT = "enable it by adding `json` to `search.formats` in the instance's settings.yml"
+
+
+class SearxngProvider(HttpSearchProvider):
+    name = "searxng"
+    title = "SearXNG"
+    default_url = ""
+    enabled_by = "searxng_url"
+    url_setting = "searxng_url"
+    key_setting = None
+    # SearXNG's limiter, when an instance turns it on, takes a request without text/html in Accept
+    # or without an Accept-Language for a bot. "*" states no language preference, so the
+    # instance's own default language still decides.
+    request_headers: ClassVar[dict[str, str]] = {
+        "Accept": "application/json, text/html;q=0.1",
+        "Accept-Language": "*",
+    }
+    setup_hint = (
+        "Set SEARXNG_URL to your SearXNG instance (e.g. http://localhost:8080) and enable the JSON "
+        "output: add `json` to `search.formats` in its settings.yml."
+    )
+
+    async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
+        fields: dict[str, str | int] = {"format": "json", "categories": query.topic, "pageno": 1}
+        if query.time_range:
+            fields["time_range"] = query.time_range
+        response = await self._request("GET", "/search", query, fields, timeout=timeout)
+        data = json_object(response, self.title)
+        items = data.get("results")
+        if not isinstance(items, list):
+            raise ProviderError("bad_response", f"{self.title} answered without a result list.")
+        results = [result for item in items if (result := _result(item))]
+        failed = _unresponsive(data.get("unresponsive_engines"))
+        if not results and failed:
+            raise ProviderError(
+                "upstream", f"{self.title} got no results because its engines failed: {failed}."
+            )
+        # The whole page, not just max_results: it costs nothing more, and the chain's domain
+        # filter and de-duplication may drop some before it trims to max_results.
+        return results
+
+    def _error(self, response: httpx.Response) -> ProviderError:
+        status = response.status_code
+        if status == 403:
+            return ProviderError(
+                "config",
+                f"{self.title} refused the JSON format (HTTP 403); {_JSON_HINT}.",
+                status=status,
+            )
+        if status == 429:
+            return ProviderError(
+                "rate_limit",
+                f"{self.title}'s limiter is refusing requests (HTTP 429); "
+                "on your own instance, set `server.limiter: false` in settings.yml.",
+                retry_after=retry_after(response),
+                status=status,
+            )
+        if 300 <= status < 400:
+            # Usually SEARXNG_URL is http:// behind an https redirect, or lacks a path prefix.
+            location = short(response.headers.get("location", "elsewhere"))
+            return ProviderError(
+                "config",
+                f"{self.title} redirected the search to {location} (HTTP {status}); "
+                "set SEARXNG_URL to the instance's final address.",
+                status=status,
+            )
+        if status in (401, 407):
+            # No API key to blame: a proxy or HTTP authentication in front of the instance.
+            return ProviderError(
+                "config",
+                f"{self.title} asks for credentials (HTTP {status}); put them in SEARXNG_URL "
+                "or open the instance to this server.",
+                status=status,
+            )
+        return super()._error(response)
+
+
+def _result(item: Any) -> SearchResult | None:
+    if (named := url_and_title(item)) is None:
+        return None
+    url, title = named
+    content, published, score = item.get("content"), item.get("publishedDate"), item.get("score")
+    return SearchResult(
+        title=plain_text(title),
+        url=url,
+        snippet=plain_text(content if isinstance(content, str) else ""),
+        published=published if isinstance(published, str) and published else None,
+        score=float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
+    )
+
+
+def _unresponsive(value: Any) -> str:
+    """SearXNG's [[engine, reason], ...] as "google (timeout), bing (HTTP error)"."""
+    if not isinstance(value, list):
+        return ""
+    named = [
+        f"{entry[0]} ({entry[1]})" if len(entry) > 1 and entry[1] else str(entry[0])
+        for entry in value
+        if isinstance(entry, list | tuple) and entry
+    ]
+    return short(", ".join(named), 300)

@@ -1,0 +1,156 @@
+"""Tavily (https://tavily.com): a search API built for agents, through the official SDK."""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+from typing import Any
+
+import httpx
+from tavily import AsyncTavilyClient
+from tavily.errors import (
+    BadRequestError,
+    ForbiddenError,
+    InvalidAPIKeyError,
+    UsageLimitExceededError,
+)
+from tavily.errors import TimeoutError as TavilyTimeoutError
+
+from mcp_server_web.providers._http import Exchange, recording, recording_client, redacted, transport_error
+from mcp_server_web.providers.base import (
+    ProviderConfig,
+    ProviderError,
+    SearchProvider,
+    SearchQuery,
+    SearchResult,
+    plain_text,
+    status_error,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_RESULTS = 20
+"""Tavily refuses a max_results above 20 with HTTP 400."""
+
+# The SDK raises one exception per status family and keeps no response; this is the status each
+# one stands for when the response hook did not see the answer.
+_SDK_ERROR_STATUS: dict[type[Exception], int] = {
+    InvalidAPIKeyError: 401,
+    ForbiddenError: 403,
+    UsageLimitExceededError: 429,
+    BadRequestError: 400,
+}
+
+
+class TavilyProvider(SearchProvider):
+    name = "tavily"
+    title = "Tavily"
+    default_url = "https://api.tavily.com"
+    enabled_by = "tavily_api_key"
+    url_setting = "tavily_url"
+    key_setting = "tavily_api_key"
+    setup_hint = (
+        "Set TAVILY_API_KEY to switch Tavily on (get a key at https://app.tavily.com; "
+        "the free tier includes monthly credits)."
+    )
+
+    def __init__(self, config: ProviderConfig, http: httpx.AsyncClient) -> None:
+        super().__init__(config, http)
+        if not config.api_key:
+            # Without a key the SDK silently switches to its rate-limited keyless mode; a
+            # configured provider must run on the operator's own key or not at all.
+            raise ProviderError("config", "Tavily needs an API key: set TAVILY_API_KEY.")
+        self._key = config.api_key
+        # The SDK folds 403, 432 and 433 into ForbiddenError and drops Retry-After; a recording
+        # client keeps both so a plan limit is a quota error and a 429 says how long to wait.
+        self._client = recording_client(config.base_url, {"User-Agent": config.user_agent}, 30.0)
+        self._sdk = AsyncTavilyClient(
+            api_key=config.api_key, api_base_url=config.base_url, client=self._client
+        )
+
+    async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
+        with recording() as exchange:
+            try:
+                answer = await self._sdk.search(
+                    query.query,
+                    search_depth="basic",
+                    topic=query.topic,
+                    time_range=query.time_range,
+                    max_results=max(1, min(query.max_results, MAX_RESULTS)),
+                    include_domains=list(query.include_domains) or None,
+                    exclude_domains=list(query.exclude_domains) or None,
+                    include_answer=False,
+                    include_raw_content=False,
+                    include_images=False,
+                    timeout=timeout,
+                )
+            # Causes are dropped (from None): the SDK's exceptions carry Tavily's own error text.
+            except (TavilyTimeoutError, httpx.TimeoutException):
+                raise ProviderError("timeout", f"Tavily did not answer within {timeout:g} seconds.") from None
+            except (*_SDK_ERROR_STATUS, httpx.HTTPStatusError) as exc:
+                raise self._http_error(exc, exchange) from None
+            except (httpx.InvalidURL, httpx.TransportError) as exc:
+                raise transport_error("Tavily", exc, "MCP_WEB_TAVILY_URL") from None
+            except ValueError:  # json.JSONDecodeError and UnicodeDecodeError on a 200
+                raise ProviderError("bad_response", "Tavily answered with a body that is not JSON.") from None
+            except AttributeError:
+                # The SDK calls .get("results") on whatever JSON came back (a list, null, a string).
+                raise ProviderError("bad_response", "Tavily answered without a list of results.") from None
+        return self._results(answer, query.max_results)
+
+    async def aclose(self) -> None:
+        # The SDK leaves a client it was given open, so the adapter closes its own.
+        await self._client.aclose()
+
+    def _http_error(self, exc: Exception, exchange: Exchange) -> ProviderError:
+        if isinstance(exc, httpx.HTTPStatusError):
+            status, detail = exc.response.status_code, ""
+        else:
+            status = exchange.status or next(
+                code for cls, code in _SDK_ERROR_STATUS.items() if isinstance(exc, cls)
+            )
+            detail = redacted(str(exc), self._key)
+        logger.debug("Tavily answered HTTP %s", status)
+        if status in (432, 433):
+            limit = "plan's usage limit" if status == 432 else "pay-as-you-go limit"
+            suffix = f": {detail}" if detail else ""
+            return ProviderError(
+                "quota", f"Tavily says the {limit} is reached (HTTP {status}){suffix}.", status=status
+            )
+        return status_error("Tavily", status, detail, exchange.retry_after)
+
+    @staticmethod
+    def _results(answer: Any, limit: int) -> list[SearchResult]:
+        items = answer.get("results") if isinstance(answer, dict) else None
+        if not isinstance(items, list):
+            raise ProviderError("bad_response", "Tavily answered without a list of results.")
+        results: list[SearchResult] = []
+        for item in items:
+            if not isinstance(item, dict) or not _text(item.get("url")):
+                continue
+            score = item.get("score")
+            results.append(
+                SearchResult(
+                    title=plain_text(_text(item.get("title"))) or item["url"],
+                    url=item["url"],
+                    snippet=plain_text(_text(item.get("content"))),
+                    published=_iso_date(item.get("published_date")),
+                    score=float(score) if isinstance(score, int | float) else None,
+                )
+            )
+        return results[:limit]
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _iso_date(value: object) -> str | None:
+    """Tavily dates news results the RFC 2822 way ("Tue, 04 Nov 2025 15:30:00 GMT"); ISO 8601
+    is what the other providers give, so convert when it parses and keep the value otherwise."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        return email.utils.parsedate_to_datetime(value).isoformat()
+    except (TypeError, ValueError):
+        return value.strip()

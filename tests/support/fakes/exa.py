@@ -1,0 +1,86 @@
+"""A fake Exa: POST /search with x-api-key auth, answering in Exa's real JSON and error shapes."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from tests.support.fakes.base import Failure, JsonFakeProvider
+from tests.support.origin import Reply, RequestContext
+
+API_KEY = "exa-test-key-0123456789"
+
+# Exa's error bodies: {"requestId", "error", "tag"}.
+_ERRORS: dict[str, tuple[int, str, str]] = {
+    "auth": (401, "Invalid API key", "INVALID_API_KEY"),
+    "rate_limit": (429, "You have exceeded the rate limit for this endpoint.", "RATE_LIMIT_EXCEEDED"),
+    "quota": (
+        402,
+        "You have exhausted your credits. Add credits at https://dashboard.exa.ai/billing",
+        "NO_MORE_CREDITS",
+    ),
+    "blocked": (403, "You do not have access to this resource.", "ACCESS_DENIED"),
+    "server": (500, "Internal Server Error", "INTERNAL_ERROR"),
+}
+
+
+class FakeExa(JsonFakeProvider):
+    name = "exa"
+
+    def __init__(self, api_key: str = API_KEY) -> None:
+        super().__init__()
+        self.api_key = api_key
+        self.honor_num_results = True
+        """Like the real service, answer at most the numResults asked for."""
+        self.hang_seconds = 3.0
+
+    def paths(self) -> tuple[str, ...]:
+        return ("/search",)
+
+    def settings(self) -> dict[str, Any]:
+        return {"exa_api_key": self.api_key, "exa_url": self.origin.base}
+
+    def authorized(self, ctx: RequestContext) -> bool:
+        return ctx.headers.get("x-api-key") == self.api_key
+
+    def send_results(self, ctx: RequestContext, results: list[dict[str, Any]]) -> None:
+        request = self.bodies[-1] if self.bodies else {}
+        if self.honor_num_results:
+            results = results[: int(request.get("numResults", 10))]
+        rendered = []
+        for item in results:
+            highlights = item.get("highlights", [item["snippet"]])
+            rendered.append(
+                {
+                    "id": item["url"],
+                    "title": item["title"],
+                    "url": item["url"],
+                    "publishedDate": item.get("published"),
+                    "author": item.get("author"),
+                    "score": item.get("score"),
+                    "highlights": highlights,
+                    "highlightScores": [0.5] * len(highlights),
+                }
+            )
+        answer = {
+            "requestId": uuid.uuid4().hex,
+            "resolvedSearchType": "neural",
+            "results": rendered,
+            "searchType": "auto",
+            "costDollars": {"total": 0.005},
+        }
+        self.send_json(ctx, answer)
+
+    def send_failure(self, ctx: RequestContext, failure: Failure) -> None:
+        if failure == "malformed":
+            ctx.send(Reply(200, "<html><body>Bad gateway</body></html>"))
+            return
+        if failure == "truncated":
+            whole = json.dumps({"requestId": "r", "results": [{"id": "x", "url": "https://cut.example"}]})
+            ctx.send(Reply(200, whole[: len(whole) // 2], content_type="application/json"))
+            return
+        status, text, tag = _ERRORS[failure]
+        status = self.statuses.get(failure, status)
+        headers = self.retry_after_header() if failure == "rate_limit" else {}
+        self.send_json(ctx, {"requestId": uuid.uuid4().hex, "error": text, "tag": tag}, status, headers)

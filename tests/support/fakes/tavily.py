@@ -1,0 +1,89 @@
+"""A fake Tavily: POST /search with Bearer auth, answering in Tavily's real JSON and error shapes."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from tests.support.fakes.base import Failure, JsonFakeProvider
+from tests.support.origin import Reply, RequestContext
+
+API_KEY = "tvly-test-key-0123456789"
+
+# Tavily's own error texts, in its {"detail": {"error": ...}} envelope.
+_ERRORS: dict[str, tuple[int, str]] = {
+    "auth": (401, "Unauthorized: missing or invalid API key."),
+    "rate_limit": (
+        429,
+        "Your request has been blocked due to excessive requests. Please reduce the rate of requests.",
+    ),
+    # 432 is the plan's limit, 433 the pay-as-you-go limit.
+    "quota": (
+        432,
+        "This request exceeds your plan's set usage limit. Please upgrade your plan or contact "
+        "support@tavily.com",
+    ),
+    "blocked": (403, "Forbidden."),
+    "server": (500, "Internal Server Error"),
+}
+
+
+class FakeTavily(JsonFakeProvider):
+    name = "tavily"
+
+    def __init__(self, api_key: str = API_KEY) -> None:
+        super().__init__()
+        self.api_key = api_key
+        self.honor_max_results = True
+        """Like the real service, answer at most the max_results asked for."""
+        self.hang_seconds = 3.0
+
+    def paths(self) -> tuple[str, ...]:
+        return ("/search",)
+
+    def settings(self) -> dict[str, Any]:
+        return {"tavily_api_key": self.api_key, "tavily_url": self.origin.base}
+
+    def authorized(self, ctx: RequestContext) -> bool:
+        return ctx.headers.get("authorization") == f"Bearer {self.api_key}"
+
+    def send_results(self, ctx: RequestContext, results: list[dict[str, Any]]) -> None:
+        request = self.bodies[-1] if self.bodies else {}
+        if self.honor_max_results:
+            results = results[: int(request.get("max_results", 5))]
+        rendered = []
+        for item in results:
+            entry: dict[str, Any] = {
+                "title": item["title"],
+                "url": item["url"],
+                "content": item["snippet"],
+                "score": item.get("score", 0.5),
+                "raw_content": None,
+            }
+            if "published" in item:  # Tavily only dates results of topic "news"
+                entry["published_date"] = item["published"]
+            rendered.append(entry)
+        answer = {
+            "query": request.get("query", ""),
+            "follow_up_questions": None,
+            "answer": None,
+            "images": [],
+            "results": rendered,
+            "response_time": 0.42,
+            "request_id": str(uuid.uuid4()),
+        }
+        self.send_json(ctx, answer)
+
+    def send_failure(self, ctx: RequestContext, failure: Failure) -> None:
+        if failure == "malformed":
+            ctx.send(Reply(200, "<html><body>Service temporarily unavailable</body></html>"))
+            return
+        if failure == "truncated":
+            whole = json.dumps({"query": "q", "results": [{"title": "Cut", "url": "https://cut.example"}]})
+            ctx.send(Reply(200, whole[: len(whole) // 2], content_type="application/json"))
+            return
+        status, text = _ERRORS[failure]
+        status = self.statuses.get(failure, status)
+        headers = self.retry_after_header() if failure == "rate_limit" else {}
+        self.send_json(ctx, {"detail": {"error": text}}, status, headers)
