@@ -488,9 +488,12 @@ def test_proxy_routes_choose_by_scheme_and_no_proxy() -> None:
     assert routes.proxy_for(parse_url("https://notinternal.corp/")) == "http://proxy.corp:3128"
     explicit = ProxyRoutes.from_settings(Settings(proxy="http://p:8080"), {"NO_PROXY": "*"})
     assert explicit.proxy_for(parse_url("http://example.com/")) is None
-    assert ProxyRoutes.from_settings(Settings(proxy="http://p:8080"), {}).proxy_for(
-        parse_url("https://example.com/")
-    ) == "http://p:8080"
+    assert (
+        ProxyRoutes.from_settings(Settings(proxy="http://p:8080"), {}).proxy_for(
+            parse_url("https://example.com/")
+        )
+        == "http://p:8080"
+    )
 
 
 # ------------------------------------------------------------------------------------------

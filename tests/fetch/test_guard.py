@@ -200,8 +200,16 @@ def test_block_message_for_a_literal_does_not_repeat_the_host() -> None:
 # Allowed addresses
 # ------------------------------------------------------------------------------------------
 
-PUBLIC = ["93.184.216.34", "8.8.8.8", "1.1.1.1", "2606:4700::1111", "2a00:1450:4001:81c::200e",
-          "::ffff:93.184.216.34", "2002:5db8:d822::1", "64:ff9b::5db8:d822"]
+PUBLIC = [
+    "93.184.216.34",
+    "8.8.8.8",
+    "1.1.1.1",
+    "2606:4700::1111",
+    "2a00:1450:4001:81c::200e",
+    "::ffff:93.184.216.34",
+    "2002:5db8:d822::1",
+    "64:ff9b::5db8:d822",
+]
 
 
 @pytest.mark.parametrize("address", PUBLIC)
@@ -392,7 +400,14 @@ def test_redirect_targets_are_resolved_and_reparsed(location: str, expected: str
 
 @pytest.mark.parametrize(
     "location",
-    ["/\\evil.example/", "\\\\evil.example/", "file:///etc/passwd", "http://user@127.0.0.1/", "", "gopher://x/"],
+    [
+        "/\\evil.example/",
+        "\\\\evil.example/",
+        "file:///etc/passwd",
+        "http://user@127.0.0.1/",
+        "",
+        "gopher://x/",
+    ],
 )
 def test_bad_redirect_targets_are_invalid(location: str) -> None:
     with pytest.raises(InvalidURL):

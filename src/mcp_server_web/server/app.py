@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpcore
+import httpx
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import ToolAnnotations
@@ -16,8 +17,14 @@ from mcp_server_web.config import Settings
 from mcp_server_web.fetch.client import Fetcher
 from mcp_server_web.fetch.guard import Resolver
 from mcp_server_web.fetch.service import FetchService
+from mcp_server_web.providers.registry import LazyChain
 from mcp_server_web.server import tools
-from mcp_server_web.server.schemas import WEB_FETCH_DESCRIPTION, WEB_FETCH_INPUT_SCHEMA
+from mcp_server_web.server.schemas import (
+    WEB_FETCH_DESCRIPTION,
+    WEB_FETCH_INPUT_SCHEMA,
+    WEB_SEARCH_DESCRIPTION,
+    WEB_SEARCH_INPUT_SCHEMA,
+)
 from mcp_server_web.server.services import Services
 
 INSTRUCTIONS = (
@@ -50,6 +57,21 @@ def _tool(fn: Any, name: str, title: str, description: str, input_schema: dict[s
     return tool.model_copy(update={"parameters": input_schema})
 
 
+def provider_http_client(settings: Settings) -> httpx.AsyncClient:
+    """The client adapters that speak HTTP themselves share.
+
+    Not the SSRF-guarded Fetcher: provider endpoints come from the operator's configuration
+    (a SearXNG on localhost is normal), never from the model.
+    """
+    return httpx.AsyncClient(
+        headers={"User-Agent": settings.user_agent},
+        timeout=settings.search_timeout,
+        proxy=settings.proxy,
+        trust_env=True,
+        follow_redirects=True,
+    )
+
+
 def build_server(
     settings: Settings,
     *,
@@ -60,10 +82,29 @@ def build_server(
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Services]) -> AsyncIterator[Services]:
-        async with Fetcher(settings, resolver=resolver, network_backend=network_backend) as fetcher:
-            yield Services(settings=settings, fetcher=fetcher, fetch=FetchService(settings, fetcher))
+        async with (
+            Fetcher(settings, resolver=resolver, network_backend=network_backend) as fetcher,
+            provider_http_client(settings) as provider_http,
+        ):
+            search = LazyChain(settings, provider_http)
+            try:
+                yield Services(
+                    settings=settings, fetcher=fetcher, fetch=FetchService(settings, fetcher), search=search
+                )
+            finally:
+                await search.aclose()
 
     registered: list[Tool] = []
+    if "web_search" in settings.tools:
+        registered.append(
+            _tool(
+                tools.web_search,
+                "web_search",
+                "Search the web",
+                WEB_SEARCH_DESCRIPTION,
+                WEB_SEARCH_INPUT_SCHEMA,
+            )
+        )
     if "web_fetch" in settings.tools:
         registered.append(
             _tool(

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from mcp_server_web.errors import InvalidArgument
+from mcp_server_web.providers.results import normalize_domain
 
 _TRUE = ("true", "1", "yes", "on")
 _FALSE = ("false", "0", "no", "off")
@@ -78,3 +79,23 @@ def as_text(value: Any, name: str, *, max_length: int | None = None) -> str:
     if max_length is not None and len(text) > max_length:
         raise InvalidArgument(f"{name} is {len(text)} characters long; the limit is {max_length}.")
     return text
+
+
+def as_domains(value: Any, name: str) -> tuple[str, ...]:
+    """A list of site filters; a comma-separated string is accepted too. Hosts are normalized."""
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        items: list[Any] = value.split(",")
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    else:
+        raise InvalidArgument(f"{name} must be a list of domain names, not {value!r}.")
+    domains = []
+    for item in items:
+        if not isinstance(item, str):
+            raise InvalidArgument(f"{name} must contain domain names as strings, not {item!r}.")
+        domain = normalize_domain(item)
+        if domain and domain not in domains:
+            domains.append(domain)
+    return tuple(domains)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from mcp_server_web.config import Settings
 from mcp_server_web.fetch.client import Fetcher
 from mcp_server_web.fetch.service import FetchService
+from mcp_server_web.providers.registry import LazyChain
 
 
 @dataclass(frozen=True)
@@ -14,3 +15,4 @@ class Services:
     settings: Settings
     fetcher: Fetcher
     fetch: FetchService
+    search: LazyChain

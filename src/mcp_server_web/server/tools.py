@@ -8,17 +8,30 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import asdict
 from functools import wraps
 from typing import Annotated, Any, ParamSpec
 
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 
-from mcp_server_web.errors import WebToolError
+from mcp_server_web.config import KNOWN_PROVIDERS
+from mcp_server_web.errors import InvalidURL, WebToolError
 from mcp_server_web.fetch.pages import continuation_footer
 from mcp_server_web.fetch.types import OUTPUT_FORMATS
-from mcp_server_web.server.arguments import as_bool, as_choice, as_int
-from mcp_server_web.server.schemas import FETCH_MAX_LENGTH_DEFAULT, FETCH_MAX_LENGTH_LIMIT, WebFetchOutput
+from mcp_server_web.providers.base import TIME_RANGES, TOPICS, SearchQuery
+from mcp_server_web.server.arguments import as_bool, as_choice, as_domains, as_int, as_text
+from mcp_server_web.server.schemas import (
+    FETCH_MAX_LENGTH_DEFAULT,
+    FETCH_MAX_LENGTH_LIMIT,
+    SEARCH_MAX_RESULTS_DEFAULT,
+    SEARCH_MAX_RESULTS_LIMIT,
+    SEARCH_QUERY_MAX_LENGTH,
+    AttemptOut,
+    SearchResultOut,
+    WebFetchOutput,
+    WebSearchOutput,
+)
 from mcp_server_web.server.services import Services
 
 logger = logging.getLogger(__name__)
@@ -60,6 +73,79 @@ def services_of(ctx: Context) -> Services:
 
 
 @reports_errors
+async def web_search(
+    query: Any = None,
+    max_results: Any = None,
+    topic: Any = None,
+    time_range: Any = None,
+    include_domains: Any = None,
+    exclude_domains: Any = None,
+    provider: Any = None,
+    *,
+    ctx: Context,
+) -> Annotated[CallToolResult, WebSearchOutput]:
+    search_query = SearchQuery(
+        query=as_text(query, "query", max_length=SEARCH_QUERY_MAX_LENGTH),
+        max_results=as_int(
+            max_results,
+            "max_results",
+            default=SEARCH_MAX_RESULTS_DEFAULT,
+            minimum=1,
+            maximum=SEARCH_MAX_RESULTS_LIMIT,
+        ),
+        topic=as_choice(topic, "topic", choices=TOPICS, default="general"),
+        time_range=None
+        if time_range in (None, "")
+        else as_choice(time_range, "time_range", choices=TIME_RANGES, default="week"),
+        include_domains=as_domains(include_domains, "include_domains"),
+        exclude_domains=as_domains(exclude_domains, "exclude_domains"),
+    )
+    pin = (
+        None
+        if provider in (None, "")
+        else as_choice(provider, "provider", choices=KNOWN_PROVIDERS, default="")
+    )
+    chain = await services_of(ctx).search.get()
+    answer = await chain.search(search_query, pin=pin)
+    output = WebSearchOutput(
+        query=search_query.query,
+        provider=answer.provider,
+        results=[SearchResultOut(**asdict(result)) for result in answer.results],
+        attempts=[AttemptOut(**asdict(attempt)) for attempt in answer.attempts],
+        cached=answer.cached,
+    )
+    return CallToolResult(
+        content=[TextContent(type="text", text=render_search_answer(output))],
+        structured_content=output.model_dump(mode="json"),
+    )
+
+
+def render_search_answer(answer: WebSearchOutput) -> str:
+    """The compact numbered Markdown list the model reads."""
+    failed = [a for a in answer.attempts if a.outcome in ("error", "skipped")]
+    notes = "".join(
+        f"\n- {a.provider} {'failed' if a.outcome == 'error' else 'skipped'}: {a.error}" for a in failed
+    )
+    if not answer.results:
+        tried = ", ".join(a.provider for a in answer.attempts)
+        return f'No results for "{answer.query}" (tried: {tried}).' + (f"\n{notes}" if notes else "")
+    lines = [
+        f'Results for "{answer.query}" from {answer.provider}{" (cached)" if answer.cached else ""}:',
+        "",
+    ]
+    for number, result in enumerate(answer.results, start=1):
+        lines.append(f"{number}. [{result.title or result.url}]({result.url})")
+        if result.published:
+            lines.append(f"   Published: {result.published}")
+        if result.snippet:
+            lines.append(f"   {result.snippet}")
+    if notes:
+        lines.append("")
+        lines.append(f"Fallback notes:{notes}")
+    return "\n".join(lines)
+
+
+@reports_errors
 async def web_fetch(
     url: Any = None,
     format: Any = None,
@@ -70,8 +156,6 @@ async def web_fetch(
     *,
     ctx: Context,
 ) -> Annotated[CallToolResult, WebFetchOutput]:
-    from mcp_server_web.errors import InvalidURL
-
     if not isinstance(url, str) or not url.strip():
         raise InvalidURL("url is required: pass the http or https address of the page to fetch.")
     output_format = as_choice(format, "format", choices=OUTPUT_FORMATS, default="markdown")

@@ -1,0 +1,89 @@
+"""web_search end to end: the MCP Client, the real server, real adapters, fake providers on 127.0.0.1."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from mcp import Client
+
+from mcp_server_web.server.app import build_server
+from tests.server.conftest import error_code, text_of
+from tests.support.fakes.base import FakeProvider, sample_results, settings_for
+
+
+async def call(fakes: dict[str, FakeProvider], arguments: dict[str, Any], **settings: Any) -> Any:
+    server = build_server(settings_for(fakes, **settings))
+    with anyio.fail_after(20):
+        async with Client(server) as client:
+            return await client.call_tool("web_search", arguments)
+
+
+async def test_structured_results_and_attempts(fakes: dict[str, FakeProvider]) -> None:
+    fakes["tavily"].fail("rate_limit", retry_after=60)
+    fakes["brave"].answer(sample_results(4))
+    result = await call(
+        fakes, {"query": "rivers", "max_results": "3"}, search_providers=("tavily", "brave", "duckduckgo")
+    )
+    assert not result.is_error, text_of(result)
+    data = result.structured_content
+    assert data["provider"] == "brave" and data["query"] == "rivers" and data["cached"] is False
+    assert [r["title"] for r in data["results"]] == ["Result r0", "Result r1", "Result r2"]
+    assert data["results"][0]["snippet"] == "Snippet number 0 about the query & more."
+    assert [(a["provider"], a["outcome"]) for a in data["attempts"]] == [("tavily", "error"), ("brave", "ok")]
+    assert data["attempts"][0]["error"].startswith("rate_limit")
+    text = text_of(result)
+    assert text.startswith('Results for "rivers" from brave')
+    assert "1. [Result r0](https://site0.example.com/r/0)" in text
+    assert "tavily failed: rate_limit" in text
+
+
+async def test_domains_and_time_range_reach_the_provider(fakes: dict[str, FakeProvider]) -> None:
+    fakes["searxng"].answer(sample_results(2))
+    result = await call(
+        fakes,
+        {
+            "query": "python",
+            "time_range": "week",
+            "include_domains": "https://www.site0.example.com/x, site1.example.com",
+        },
+        search_providers=("searxng",),
+    )
+    assert not result.is_error, text_of(result)
+    sent = fakes["searxng"].requests[-1].path
+    assert "time_range=week" in sent and "site%3Asite0.example.com" in sent
+
+
+async def test_all_providers_failed(fakes: dict[str, FakeProvider]) -> None:
+    fakes["exa"].fail("auth")
+    fakes["duckduckgo"].fail("blocked")
+    result = await call(fakes, {"query": "x"}, search_providers=("exa", "duckduckgo"))
+    assert error_code(result) == "all_providers_failed"
+    assert "exa: auth" in text_of(result) and "duckduckgo: blocked" in text_of(result)
+
+
+async def test_no_provider_and_bad_arguments(fakes: dict[str, FakeProvider]) -> None:
+    result = await call(fakes, {"query": "x"}, search_providers=("tavily",), tavily_api_key=None)
+    assert error_code(result) == "no_provider"
+    assert error_code(await call(fakes, {"query": ""})) == "invalid_argument"
+    bad = await call(fakes, {"query": "x", "provider": "google"}, search_providers=("brave",))
+    assert error_code(bad) == "invalid_argument"
+    assert error_code(await call(fakes, {"query": "x", "topic": "sports"})) == "invalid_argument"
+
+
+async def test_empty_answer_is_not_an_error(fakes: dict[str, FakeProvider]) -> None:
+    fakes["brave"].answer([])
+    result = await call(fakes, {"query": "zzzz"}, search_providers=("brave",))
+    assert not result.is_error
+    assert result.structured_content["results"] == [] and result.structured_content["provider"] is None
+    assert text_of(result).startswith('No results for "zzzz"')
+
+
+async def test_search_tool_is_listed_with_its_contract(fakes: dict[str, FakeProvider]) -> None:
+    async with Client(build_server(settings_for(fakes))) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    search = tools["web_search"]
+    assert search.input_schema["required"] == ["query"]
+    assert search.input_schema["properties"]["max_results"]["maximum"] == 20
+    assert {"provider", "results", "attempts", "cached"} <= set(search.output_schema["properties"])
+    assert search.annotations.read_only_hint is True
