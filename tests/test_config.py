@@ -64,3 +64,13 @@ def test_unreadable_secret_file_is_a_clear_error() -> None:
     with pytest.raises(ConfigError) as caught:
         load_settings({}, {"EXA_API_KEY_FILE": "/nonexistent/exa"})
     assert "EXA_API_KEY_FILE" in str(caught.value)
+
+
+def test_http_off_loopback_needs_a_token_or_a_loud_opt_out() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings({"transport": "http", "host": "0.0.0.0"}, {})
+    assert "MCP_WEB_AUTH_TOKEN" in str(caught.value)
+    assert load_settings({"transport": "http", "host": "0.0.0.0"}, {"MCP_WEB_AUTH_TOKEN": "t"}).auth_token == "t"
+    opted_out = {"MCP_WEB_ALLOW_UNAUTHENTICATED_REMOTE": "true"}
+    assert load_settings({"transport": "http", "host": "0.0.0.0"}, opted_out).auth_token is None
+    assert load_settings({"transport": "http", "host": "::1"}, {}).auth_token is None

@@ -125,6 +125,8 @@ class Option:
     help: str
     secret: bool = False
     flag: str | None = None
+    default_file: str | None = None
+    """A file read when neither the variable nor <NAME>_FILE is set (a Docker secret's path)."""
 
     @property
     def cli_flag(self) -> str:
@@ -136,6 +138,25 @@ OPTIONS: tuple[Option, ...] = (
     Option("host", "MCP_WEB_HOST", _text, "HTTP bind address"),
     Option("port", "MCP_WEB_PORT", _port, "HTTP port"),
     Option("path", "MCP_WEB_PATH", _text, "HTTP endpoint path"),
+    Option(
+        "auth_token",
+        "MCP_WEB_AUTH_TOKEN",
+        _optional_text,
+        "bearer token required over HTTP",
+        secret=True,
+        default_file="/run/secrets/mcp_web_auth_token",
+    ),
+    Option(
+        "allow_unauthenticated_remote",
+        "MCP_WEB_ALLOW_UNAUTHENTICATED_REMOTE",
+        _parse_bool,
+        "DANGEROUS: serve HTTP on a non-loopback address without a token",
+    ),
+    Option(
+        "allowed_hosts", "MCP_WEB_ALLOWED_HOSTS", _parse_list, "Host header allow-list (host or host:port)"
+    ),
+    Option("allowed_origins", "MCP_WEB_ALLOWED_ORIGINS", _parse_list, "Origin header allow-list"),
+    Option("max_concurrency", "MCP_WEB_MAX_CONCURRENCY", _positive_int, "tool calls served at once"),
     Option(
         "log_level", "MCP_WEB_LOG_LEVEL", _choice("debug", "info", "warning", "error"), "stderr log level"
     ),
@@ -179,6 +200,11 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     path: str = "/mcp"
+    auth_token: str | None = field(default=None, repr=False)
+    allow_unauthenticated_remote: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    max_concurrency: int = 32
     log_level: str = "info"
     tools: tuple[str, ...] = ("web_search", "web_fetch")
     search_providers: tuple[str, ...] = ()
@@ -229,8 +255,12 @@ class Settings:
 def _read_env(env: Mapping[str, str], option: Option) -> str | None:
     if option.env in env:
         return env[option.env]
+    path: Path | None = None
     if option.secret and f"{option.env}_FILE" in env:
         path = Path(env[f"{option.env}_FILE"])
+    elif option.default_file is not None and Path(option.default_file).is_file():
+        path = Path(option.default_file)
+    if path is not None:
         try:
             return path.read_text(encoding="utf-8").strip()
         except OSError as exc:
@@ -273,7 +303,28 @@ def load_settings(
     settings = Settings(**values)
     if not settings.path.startswith("/"):
         raise ConfigError(f"MCP_WEB_PATH must start with '/', got {settings.path!r}")
+    if (
+        settings.transport == "http"
+        and not is_loopback_host(settings.host)
+        and not settings.auth_token
+        and not settings.allow_unauthenticated_remote
+    ):
+        raise ConfigError(
+            f"refusing to serve HTTP on {settings.host} without a token: set MCP_WEB_AUTH_TOKEN (or "
+            "MCP_WEB_AUTH_TOKEN_FILE), bind to 127.0.0.1, or set MCP_WEB_ALLOW_UNAUTHENTICATED_REMOTE=true "
+            "if something in front of this server authenticates callers."
+        )
     return settings
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for a bind address or host name that only this machine can reach."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def settings_from_namespace(namespace: argparse.Namespace, env: Mapping[str, str] | None = None) -> Settings:

@@ -19,6 +19,7 @@ from mcp_server_web.fetch.guard import Resolver
 from mcp_server_web.fetch.service import FetchService
 from mcp_server_web.providers.registry import LazyChain
 from mcp_server_web.server import tools
+from mcp_server_web.server.middleware import ConcurrencyLimit, ToolSelection
 from mcp_server_web.server.schemas import (
     WEB_FETCH_DESCRIPTION,
     WEB_FETCH_INPUT_SCHEMA,
@@ -124,5 +125,6 @@ def build_server(
         website_url="https://pypi.org/project/mcp-server-web/",
         tools=registered,
         lifespan=lifespan,
+        middleware=[ToolSelection(settings.tools), ConcurrencyLimit(settings.max_concurrency)],
         log_level=settings.log_level.upper(),  # type: ignore[arg-type]
     )

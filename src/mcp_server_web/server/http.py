@@ -1,35 +1,198 @@
-"""The streamable HTTP face: an ASGI app serving MCP at settings.path, stateless, SSE responses.
+"""The streamable HTTP face: MCP at settings.path, /healthz, and the guards in front of them.
 
 Stateless, because every tool call here is independent and a stateless server scales behind a
 load balancer without sticky sessions; SSE responses (not plain JSON), so progress notifications
 and cancellation reach the client while a fetch runs.
+
+In front of the MCP endpoint, in this order: the Host and Origin allow-lists (DNS rebinding),
+the bearer token, and the ?tools= selection check. /healthz needs none of them and says nothing
+secret.
 """
 
 from __future__ import annotations
 
+import hmac
+import json
 import logging
+from collections.abc import AsyncIterator, Collection
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_server_web.config import Settings
+from mcp_server_web import __version__
+from mcp_server_web.config import Settings, is_loopback_host
+from mcp_server_web.errors import InvalidArgument
+from mcp_server_web.server.middleware import TOOLS_QUERY_PARAMETER, parse_tool_selection
 
 logger = logging.getLogger(__name__)
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+HEALTH_PATH = "/healthz"
 
-def build_http_app(server: MCPServer, settings: Settings) -> Starlette:
-    return server.streamable_http_app(
+
+@dataclass(frozen=True)
+class HeaderPolicy:
+    """Which Host and Origin values the endpoint accepts; None means "any"."""
+
+    hosts: tuple[str, ...] | None
+    origins: tuple[str, ...] | None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> HeaderPolicy:
+        # On loopback, an unauthenticated server is exactly what DNS rebinding targets, so
+        # the checks are on by default. Bound elsewhere a token is required, which a rebinding
+        # page cannot know; the lists then apply only when configured (so a Docker or
+        # reverse-proxy deployment does not answer "421 Invalid Host" to its own clients).
+        local = is_loopback_host(settings.host)
+        hosts: tuple[str, ...] | None = settings.allowed_hosts or (LOOPBACK_HOSTS if local else None)
+        origins: tuple[str, ...] | None = settings.allowed_origins or (
+            tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in LOOPBACK_HOSTS)
+            if local
+            else None
+        )
+        return cls(None if hosts and "*" in hosts else hosts, None if origins and "*" in origins else origins)
+
+    def host_allowed(self, host: str | None) -> bool:
+        if self.hosts is None:
+            return True
+        if not host:
+            return False
+        host = host.lower()
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        return host in self.hosts or name in self.hosts
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        if self.origins is None or not origin:  # non-browser clients send no Origin
+            return True
+        origin = origin.lower().rstrip("/")
+        without_port = origin.rsplit(":", 1)[0] if origin.count(":") == 2 else origin
+        return origin in self.origins or without_port in self.origins
+
+
+def _json_error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+class EndpointGuard:
+    """ASGI wrapper around the MCP endpoint: header allow-lists, bearer token, ?tools= check."""
+
+    def __init__(self, app: ASGIApp, settings: Settings, enabled_tools: Collection[str]) -> None:
+        self._app = app
+        self._policy = HeaderPolicy.from_settings(settings)
+        self._token = settings.auth_token.encode() if settings.auth_token else None
+        self._enabled = frozenset(enabled_tools)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        refusal = self._refusal(Request(scope))
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        await self._app(scope, receive, send)
+
+    def _refusal(self, request: Request) -> Response | None:
+        headers = request.headers
+        if not self._policy.host_allowed(headers.get("host")):
+            return _json_error(
+                421, f"Host {headers.get('host')!r} is not allowed; add it to MCP_WEB_ALLOWED_HOSTS."
+            )
+        if not self._policy.origin_allowed(headers.get("origin")):
+            return _json_error(
+                403, f"Origin {headers.get('origin')!r} is not allowed; add it to MCP_WEB_ALLOWED_ORIGINS."
+            )
+        if self._token is not None and not self._authorized(headers.get("authorization")):
+            return _json_error(
+                401,
+                "missing or invalid bearer token",
+                {"WWW-Authenticate": 'Bearer realm="mcp-server-web", error="invalid_token"'},
+            )
+        try:
+            parse_tool_selection(request.query_params.get(TOOLS_QUERY_PARAMETER), self._enabled)
+        except InvalidArgument as exc:
+            return _json_error(400, exc.message)
+        return None
+
+    def _authorized(self, header: str | None) -> bool:
+        assert self._token is not None
+        scheme, _, presented = (header or "").partition(" ")
+        if scheme.lower() != "bearer":
+            return False
+        # Constant time, so response timing does not leak how much of a guess was right.
+        return hmac.compare_digest(presented.strip().encode(), self._token)
+
+
+@dataclass
+class Readiness:
+    ready: bool = False
+
+
+def build_http_app(server: MCPServer, settings: Settings, enabled_tools: Collection[str]) -> Starlette:
+    """The ASGI app: MCP at settings.path behind the guards, and /healthz."""
+    mcp_app = server.streamable_http_app(
         streamable_http_path=settings.path,
         stateless_http=True,
         json_response=False,
+        # Host/Origin are checked by EndpointGuard, with settings and messages of our own; the
+        # SDK still validates Content-Type.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=settings.host,
+    )
+    readiness = Readiness()
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        # Mounted apps' lifespans are not run by Starlette, so the session manager is run here.
+        async with server.session_manager.run():
+            readiness.ready = True
+            try:
+                yield
+            finally:
+                readiness.ready = False
+
+    async def healthz(_: Request) -> Response:
+        body = {
+            "status": "ok" if readiness.ready else "starting",
+            "version": __version__,
+            "ready": readiness.ready,
+        }
+        return Response(
+            json.dumps(body), status_code=200 if readiness.ready else 503, media_type="application/json"
+        )
+
+    return Starlette(
+        routes=[
+            Route(HEALTH_PATH, healthz, methods=["GET", "HEAD"]),
+            Mount("/", app=EndpointGuard(mcp_app, settings, enabled_tools)),
+        ],
+        lifespan=lifespan,
     )
 
 
 async def serve_http(server: MCPServer, settings: Settings) -> None:
     import uvicorn
+    from sse_starlette.sse import AppStatus
 
-    app = build_http_app(server, settings)
+    # sse-starlette ends every open SSE response the moment SIGTERM arrives, which would cut off
+    # tool calls in flight. Each of our SSE responses ends with its call's result, so uvicorn's
+    # own graceful shutdown (stop accepting, let open requests finish) is the drain we want.
+    AppStatus.disable_automatic_graceful_drain()
+    if not is_loopback_host(settings.host) and not settings.auth_token:
+        # load_settings only lets this through with MCP_WEB_ALLOW_UNAUTHENTICATED_REMOTE=true.
+        logger.warning(
+            "SERVING WITHOUT AUTHENTICATION on %s: anyone who can reach this port can make this server "
+            "fetch URLs for them (MCP_WEB_ALLOW_UNAUTHENTICATED_REMOTE=true).",
+            settings.host,
+        )
+    app = build_http_app(server, settings, settings.tools)
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -37,7 +200,9 @@ async def serve_http(server: MCPServer, settings: Settings) -> None:
         log_level=settings.log_level,
         log_config=None,  # keep our stderr logging setup; uvicorn's would add its own handlers
         lifespan="on",
-        timeout_graceful_shutdown=10,
+        # On SIGTERM uvicorn stops accepting, lets in-flight calls finish (up to this), then exits.
+        timeout_graceful_shutdown=max(5.0, settings.timeout + 5.0),
+        server_header=False,
     )
     logger.info(
         "serving MCP over streamable HTTP at http://%s:%d%s", settings.host, settings.port, settings.path

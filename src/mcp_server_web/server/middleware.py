@@ -1,0 +1,113 @@
+"""MCP-level middleware: per-connection tool narrowing and the cap on concurrent tool calls."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+from typing import Any
+
+import anyio
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp_types import CallToolResult, ListToolsResult, TextContent
+
+from mcp_server_web.errors import InvalidArgument, RateLimited, WebToolError
+
+logger = logging.getLogger(__name__)
+
+TOOLS_QUERY_PARAMETER = "tools"
+
+
+def parse_tool_selection(raw: str | None, enabled: Collection[str]) -> frozenset[str] | None:
+    """The tools a connection asked for with ?tools=a,b; None when it did not narrow.
+
+    A connection can only narrow the server's set, never widen it: a name the server does not
+    expose is an error (at connect, not silence), so a sub-agent's typo does not quietly leave
+    it without the tool it expected.
+    """
+    if raw is None:
+        return None
+    names = [name.strip() for name in raw.split(",") if name.strip()]
+    if not names:
+        raise InvalidArgument("?tools= is empty; name at least one tool, or leave the parameter out.")
+    unknown = [name for name in names if name not in enabled]
+    if unknown:
+        raise InvalidArgument(
+            f"?tools= names {', '.join(unknown)}, which this server does not expose; "
+            f"available: {', '.join(sorted(enabled))}."
+        )
+    return frozenset(names)
+
+
+def _selection_of(ctx: ServerRequestContext[Any, Any], enabled: Collection[str]) -> frozenset[str] | None:
+    request = ctx.request
+    query_params = getattr(request, "query_params", None)
+    if query_params is None:  # stdio and in-memory connections have no URL to narrow with
+        return None
+    return parse_tool_selection(query_params.get(TOOLS_QUERY_PARAMETER), enabled)
+
+
+def _error(error: WebToolError) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=str(error))], is_error=True)
+
+
+class ToolSelection:
+    """Hides and refuses the tools a connection's ?tools= left out."""
+
+    def __init__(self, enabled: Collection[str]) -> None:
+        self._enabled = frozenset(enabled)
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method not in ("tools/list", "tools/call"):
+            return await call_next(ctx)
+        selection = _selection_of(ctx, self._enabled)
+        if selection is None:
+            return await call_next(ctx)
+        if ctx.method == "tools/call":
+            name = (ctx.params or {}).get("name")
+            if name not in selection:
+                return _error(
+                    InvalidArgument(f"tool {name!r} is not available on this connection (?tools=).")
+                )
+            return await call_next(ctx)
+        listed = await call_next(ctx)
+        # Handlers may answer with the result model or with its wire dict; narrow either.
+        if isinstance(listed, ListToolsResult):
+            return listed.model_copy(update={"tools": [t for t in listed.tools if t.name in selection]})
+        if isinstance(listed, dict) and isinstance(listed.get("tools"), list):
+            return {**listed, "tools": [t for t in listed["tools"] if t.get("name") in selection]}
+        return listed
+
+
+class ConcurrencyLimit:
+    """At most `limit` tool calls run at once; past that a call is refused at once, not queued.
+
+    Refusing beats queueing for an agent: a clear rate_limited error lets it back off or do
+    something else, where a queue would turn a burst into timeouts for everyone.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._limiter = anyio.CapacityLimiter(limit)
+        self.limit = limit
+
+    @property
+    def in_use(self) -> int:
+        return int(self._limiter.borrowed_tokens)
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        token = object()
+        try:
+            self._limiter.acquire_on_behalf_of_nowait(token)
+        except anyio.WouldBlock:
+            logger.warning("refusing a tool call: %d calls already running", self.limit)
+            return _error(
+                RateLimited(
+                    f"the server is already running {self.limit} tool calls (MCP_WEB_MAX_CONCURRENCY); "
+                    "try again in a moment."
+                )
+            )
+        try:
+            return await call_next(ctx)
+        finally:
+            self._limiter.release_on_behalf_of(token)
