@@ -4,7 +4,7 @@ from ipaddress import ip_network
 
 import pytest
 
-from mcp_server_web.config import ConfigError, load_settings
+from mcp_server_web.config import ConfigError, check_exposure, load_settings
 
 
 def test_defaults_match_the_contract() -> None:
@@ -67,10 +67,11 @@ def test_unreadable_secret_file_is_a_clear_error() -> None:
 
 
 def test_http_off_loopback_needs_a_token_or_a_loud_opt_out() -> None:
+    remote = {"transport": "http", "host": "0.0.0.0"}
     with pytest.raises(ConfigError) as caught:
-        load_settings({"transport": "http", "host": "0.0.0.0"}, {})
+        check_exposure(load_settings(remote, {}))
     assert "MCP_WEB_AUTH_TOKEN" in str(caught.value)
-    assert load_settings({"transport": "http", "host": "0.0.0.0"}, {"MCP_WEB_AUTH_TOKEN": "t"}).auth_token == "t"
-    opted_out = {"MCP_WEB_ALLOW_UNAUTHENTICATED_REMOTE": "true"}
-    assert load_settings({"transport": "http", "host": "0.0.0.0"}, opted_out).auth_token is None
-    assert load_settings({"transport": "http", "host": "::1"}, {}).auth_token is None
+    check_exposure(load_settings(remote, {"MCP_WEB_AUTH_TOKEN": "t"}))
+    check_exposure(load_settings(remote, {"MCP_WEB_ALLOW_UNAUTHENTICATED_REMOTE": "true"}))
+    check_exposure(load_settings({"transport": "http", "host": "::1"}, {}))
+    check_exposure(load_settings({"host": "0.0.0.0"}, {}))  # stdio: the host is not used

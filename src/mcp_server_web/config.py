@@ -303,18 +303,22 @@ def load_settings(
     settings = Settings(**values)
     if not settings.path.startswith("/"):
         raise ConfigError(f"MCP_WEB_PATH must start with '/', got {settings.path!r}")
-    if (
-        settings.transport == "http"
-        and not is_loopback_host(settings.host)
-        and not settings.auth_token
-        and not settings.allow_unauthenticated_remote
-    ):
+    return settings
+
+
+def check_exposure(settings: Settings) -> None:
+    """Refuse to serve HTTP beyond this machine without a token, unless told so loudly.
+
+    Checked when serving, not when reading settings, so `doctor` can still explain such a setup.
+    """
+    if settings.transport != "http" or is_loopback_host(settings.host) or settings.auth_token:
+        return
+    if not settings.allow_unauthenticated_remote:
         raise ConfigError(
             f"refusing to serve HTTP on {settings.host} without a token: set MCP_WEB_AUTH_TOKEN (or "
             "MCP_WEB_AUTH_TOKEN_FILE), bind to 127.0.0.1, or set MCP_WEB_ALLOW_UNAUTHENTICATED_REMOTE=true "
             "if something in front of this server authenticates callers."
         )
-    return settings
 
 
 def is_loopback_host(host: str) -> bool:

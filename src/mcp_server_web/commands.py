@@ -1,0 +1,210 @@
+"""One-shot commands: fetch, search and doctor, for people at a terminal.
+
+fetch and search run the real server (``build_server``) and call its tools through the SDK's
+in-memory Client, so what they print is exactly what a model would be given. Results go to
+stdout, tool errors to stderr with exit status 1, configuration errors exit with status 2.
+Printing is fine here: this module never runs on the stdio server path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import replace
+from typing import Any, TextIO
+
+import anyio
+from mcp import Client
+from mcp_types import CallToolResult
+
+from mcp_server_web import __version__
+from mcp_server_web.config import KNOWN_PROVIDERS, ConfigError, Settings
+from mcp_server_web.server.app import build_server
+from mcp_server_web.server.schemas import FETCH_MAX_LENGTH_LIMIT
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_CONFIG_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+class ToolFailed(Exception):
+    """A tool answered with an error result; the message is its text (starting with its code)."""
+
+
+def run_command(command: str, namespace: argparse.Namespace, settings: Settings) -> int:
+    """Run one command and return the process exit status."""
+    out, err = sys.stdout, sys.stderr
+    for stream in (out, err):
+        # A terminal or pipe that cannot show some character must not crash a fetch of a page
+        # that contains it.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+    try:
+        _dispatch(command, namespace, settings, out)
+    except ToolFailed as failure:
+        print(failure, file=err)
+        return EXIT_TOOL_ERROR
+    except ConfigError as exc:
+        print(f"mcp-server-web: configuration error: {exc}", file=err)
+        return EXIT_CONFIG_ERROR
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    out.flush()
+    return EXIT_OK
+
+
+def _dispatch(command: str, namespace: argparse.Namespace, settings: Settings, out: TextIO) -> None:
+    try:
+        if command == "doctor":
+            doctor(settings, out)
+        elif command == "fetch":
+            anyio.run(_fetch, settings, namespace, out)
+        elif command == "search":
+            anyio.run(_search, settings, namespace, out)
+        else:
+            raise ValueError(f"unknown command {command!r}")
+    except BaseExceptionGroup as group:
+        # The Client's task groups wrap what the command raised inside them; a lone failure is
+        # re-raised as itself so it is reported like any other.
+        leaf: BaseException = group
+        while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
+            leaf = leaf.exceptions[0]
+        if isinstance(leaf, BaseExceptionGroup):
+            raise
+        raise leaf from None
+
+
+def _with_tool(settings: Settings, tool: str) -> Settings:
+    """Settings that expose ``tool``: asking for a command is asking for its tool, whatever
+    MCP_WEB_TOOLS says the server offers to models."""
+    return settings if tool in settings.tools else replace(settings, tools=(*settings.tools, tool))
+
+
+def text_of(result: CallToolResult) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+    result = await client.call_tool(tool, arguments)
+    if result.is_error:
+        raise ToolFailed(text_of(result))
+    return result
+
+
+def _write(out: TextIO, text: str) -> None:
+    out.write(text if text.endswith("\n") else text + "\n")
+
+
+# --------------------------------------------------------------------------------------------
+# fetch
+# --------------------------------------------------------------------------------------------
+
+
+async def _fetch(settings: Settings, namespace: argparse.Namespace, out: TextIO) -> None:
+    arguments: dict[str, Any] = {
+        "url": namespace.url,
+        "format": namespace.format,
+        "main_content": not namespace.whole_page,
+    }
+    async with Client(build_server(_with_tool(settings, "web_fetch"))) as client:
+        if namespace.max_length is not None:
+            # One page, exactly as a model gets it, continuation line included.
+            page = await _call(
+                client,
+                "web_fetch",
+                {**arguments, "start_index": namespace.start_index, "max_length": namespace.max_length},
+            )
+            _write(out, text_of(page))
+            return
+        _write(out, await fetch_whole(client, arguments, start_index=namespace.start_index))
+
+
+async def fetch_whole(client: Client, arguments: dict[str, Any], *, start_index: int = 0) -> str:
+    """The whole document from start_index on: every page, continuation lines left out.
+
+    Pages are consecutive slices of one cached document, so a page's own text is the first
+    (next_start_index - start_index) characters of what the tool returned; the rest is the
+    continuation line meant for a model.
+    """
+    parts: list[str] = []
+    start = start_index
+    while True:
+        result = await _call(
+            client, "web_fetch", {**arguments, "start_index": start, "max_length": FETCH_MAX_LENGTH_LIMIT}
+        )
+        text = text_of(result)
+        structured = result.structured_content or {}
+        following = structured.get("next_start_index")
+        if not isinstance(following, int) or following <= start:
+            parts.append(text)  # the last page (or no way forward): it carries no continuation line
+            return "".join(parts)
+        parts.append(text[: following - start])
+        start = following
+
+
+# --------------------------------------------------------------------------------------------
+# search
+# --------------------------------------------------------------------------------------------
+
+
+async def _search(settings: Settings, namespace: argparse.Namespace, out: TextIO) -> None:
+    arguments: dict[str, Any] = {"query": namespace.query}
+    for name in ("max_results", "provider", "topic", "time_range"):
+        value = getattr(namespace, name)
+        if value is not None:
+            arguments[name] = value
+    async with Client(build_server(_with_tool(settings, "web_search"))) as client:
+        result = await _call(client, "web_search", arguments)
+    _write(out, text_of(result))
+
+
+# --------------------------------------------------------------------------------------------
+# doctor
+# --------------------------------------------------------------------------------------------
+
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.I)
+
+
+def _mask_credentials(value: str) -> str:
+    """user:password@ inside a URL (a proxy URL usually) is a secret too."""
+    return _URL_CREDENTIALS.sub(r"\g<scheme>***@", value)
+
+
+def doctor(settings: Settings, out: TextIO) -> None:
+    """Print what the server would run with; contacts nothing."""
+    from mcp_server_web.providers.registry import chain_order, provider_classes, why_unconfigured
+
+    lines = [f"mcp-server-web {__version__}", "", "Settings (flags and environment; secrets masked):"]
+    described = settings.describe()
+    width = max(len(name) for name in described)
+    lines.extend(f"  {name:<{width}} = {_mask_credentials(value)}" for name, value in described.items())
+
+    lines += ["", f"Tools enabled: {', '.join(settings.tools) or '(none)'}"]
+
+    classes = provider_classes()
+    reasons = {name: why_unconfigured(cls, settings) for name, cls in classes.items()}
+    chain = [name for name in chain_order(settings) if reasons[name] is None]
+    explicit = bool(settings.search_providers)
+    lines += ["", "Search providers, in the order web_search tries them:"]
+    if "web_search" not in settings.tools:
+        lines.append("  (web_search is not enabled in MCP_WEB_TOOLS; the order below applies when it is)")
+    if chain:
+        lines.extend(f"  {n}. {name} ({classes[name].title})" for n, name in enumerate(chain, start=1))
+    else:
+        lines.append("  none: web_search would fail with no_provider.")
+    off = [name for name in KNOWN_PROVIDERS if name not in chain]
+    if off:
+        lines += ["", "Not used:"]
+    for name in off:
+        reason = reasons[name]
+        if explicit and name not in settings.search_providers:
+            why = "not listed in MCP_WEB_SEARCH_PROVIDERS" + (f"; {reason}" if reason else "")
+        elif explicit:
+            why = f"listed in MCP_WEB_SEARCH_PROVIDERS but not configured: {reason}"
+        else:
+            why = reason or "not configured"
+        lines.append(f"  {name}: {why}")
+    _write(out, "\n".join(lines))

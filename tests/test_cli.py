@@ -1,0 +1,292 @@
+"""The command line: one-shot fetch, search and doctor, run as a user runs them (a subprocess).
+
+Every run gets an environment cleaned of the developer's own settings and keys, with every
+search endpoint pointed at loopback, so no test can reach a real provider.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pytest
+
+from mcp_server_web.cli import build_parser
+from mcp_server_web.config import OPTIONS, OPTIONS_BY_ATTR
+from tests.support.fakes.base import FakeProvider, sample_results
+from tests.support.origin import Origin
+from tests.support.samples import ARTICLE_TITLE, article_html, long_markdown_html
+
+# Nothing listens on the discard port of loopback: a provider that is not faked fails fast, locally.
+NOWHERE = "http://127.0.0.1:9"
+_PROXY_VARIABLES = {"http_proxy", "https_proxy", "all_proxy", "no_proxy"}
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """os.environ without any setting, key or proxy of the developer's, endpoints on loopback."""
+    owned = {option.env for option in OPTIONS} | {f"{option.env}_FILE" for option in OPTIONS}
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in owned and not name.startswith("MCP_WEB_") and name.lower() not in _PROXY_VARIABLES
+    }
+    env.update(
+        {
+            "PYTHONIOENCODING": "utf-8",
+            "MCP_WEB_SEARCH_PROVIDERS": "duckduckgo",
+            "MCP_WEB_TAVILY_URL": NOWHERE,
+            "MCP_WEB_EXA_URL": NOWHERE,
+            "MCP_WEB_BRAVE_URL": NOWHERE,
+            "MCP_WEB_DUCKDUCKGO_URL": NOWHERE,
+        }
+    )
+    env.update(extra)
+    return env
+
+
+def env_for(*fakes: FakeProvider) -> dict[str, str]:
+    """Environment variables that point the server at these fake providers."""
+    env: dict[str, str] = {}
+    for fake in fakes:
+        for attr, value in fake.settings().items():
+            env[OPTIONS_BY_ATTR[attr].env] = str(value)
+    return env
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_server_web", *args],
+        env=env if env is not None else clean_env(),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# fetch
+# --------------------------------------------------------------------------------------------
+
+
+def test_fetch_prints_the_markdown(origin: Origin) -> None:
+    url = origin.serve("/article", article_html())
+    out = run_cli("fetch", url, "--allow-cidrs", "127.0.0.1/32")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"# {ARTICLE_TITLE}")
+    assert "Paragraph 12: rivers carry sediment" in out.stdout
+    assert "SECRET_SCRIPT_TEXT" not in out.stdout
+    assert out.stderr == ""
+
+
+def test_fetch_prints_the_whole_document_across_pages(origin: Origin) -> None:
+    # About 150,000 characters of Markdown: more than one page at the tool's 100,000 maximum.
+    url = origin.serve("/long", long_markdown_html(sections=120))
+    out = run_cli("fetch", url, "--allow-cidrs", "127.0.0.1/32")
+    assert out.returncode == 0, out.stderr
+    assert len(out.stdout) > 100_000
+    assert "start_index=" not in out.stdout  # no continuation line between or after pages
+    found = re.findall(r"Section (\d+) paragraph (\d+)\.", out.stdout)
+    # Every paragraph exactly once, in order: the pages were joined without loss or overlap.
+    assert found == [(str(s), str(p)) for s in range(120) for p in range(4)]
+    assert out.stdout.rstrip().endswith("The quick brown fox jumps over the lazy dog.")
+
+
+def test_fetch_one_page_with_max_length(origin: Origin) -> None:
+    url = origin.serve("/long", long_markdown_html(sections=10))
+    out = run_cli("fetch", url, "--max-length", "600", "--format", "text", "--allow-cidrs", "127.0.0.1/32")
+    assert out.returncode == 0, out.stderr
+    continuation = re.search(r"Call web_fetch again with start_index=(\d+) to continue\.\]\n$", out.stdout)
+    assert continuation is not None, out.stdout[-300:]
+    assert int(continuation.group(1)) <= 600
+    assert "#" not in out.stdout  # plain text, not Markdown headings
+
+
+def test_fetch_whole_page_keeps_navigation(origin: Origin) -> None:
+    url = origin.serve("/article", article_html())
+    main_only = run_cli("fetch", url, "--allow-cidrs", "127.0.0.1/32")
+    whole = run_cli("fetch", url, "--whole-page", "--allow-cidrs", "127.0.0.1/32")
+    assert main_only.returncode == whole.returncode == 0, whole.stderr
+    assert "About us" not in main_only.stdout
+    assert "About us" in whole.stdout
+
+
+def test_setting_flags_work_before_the_command_too(origin: Origin) -> None:
+    url = origin.serve("/article", article_html())
+    out = run_cli("--allow-cidrs", "127.0.0.1/32", "fetch", url)
+    assert out.returncode == 0, out.stderr
+    assert f"# {ARTICLE_TITLE}" in out.stdout
+
+
+def test_fetch_of_a_blocked_address_fails_with_its_code(origin: Origin) -> None:
+    # No --allow-cidrs: the loopback origin is a private address, refused by default.
+    out = run_cli("fetch", origin.serve("/article", article_html()))
+    assert out.returncode == 1
+    assert out.stderr.startswith("blocked_address:")
+    assert out.stdout == ""
+    assert origin.requests == []
+
+
+def test_fetch_of_a_private_ip_literal_is_refused() -> None:
+    out = run_cli("fetch", "http://10.0.0.1/")
+    assert out.returncode == 1
+    assert "blocked_address" in out.stderr
+
+
+def test_bad_setting_exits_2() -> None:
+    out = run_cli("fetch", "http://example.com/", "--timeout", "soon")
+    assert out.returncode == 2
+    assert "--timeout" in out.stderr and "expected a number" in out.stderr
+    assert out.stdout == ""
+
+
+# --------------------------------------------------------------------------------------------
+# search
+# --------------------------------------------------------------------------------------------
+
+
+def test_search_prints_numbered_results_and_the_provider(fakes: dict[str, FakeProvider]) -> None:
+    brave = fakes["brave"]
+    brave.answer(sample_results(5))
+    out = run_cli(
+        "search",
+        "rivers and valleys",
+        "--max-results",
+        "3",
+        env=clean_env(**env_for(brave), MCP_WEB_SEARCH_PROVIDERS="brave"),
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith('Results for "rivers and valleys" from brave:')
+    assert "1. [Result r0](https://site0.example.com/r/0)" in out.stdout
+    assert "3. [Result r2](https://site2.example.com/r/2)" in out.stdout
+    assert "4. " not in out.stdout
+    assert brave.params()["q"] == "rivers and valleys"
+
+
+def test_search_says_why_earlier_providers_failed(fakes: dict[str, FakeProvider]) -> None:
+    tavily, brave = fakes["tavily"], fakes["brave"]
+    tavily.fail("server")
+    brave.answer(sample_results(2))
+    out = run_cli(
+        "search",
+        "rivers",
+        "--provider",
+        "brave",
+        env=clean_env(**env_for(tavily, brave), MCP_WEB_SEARCH_PROVIDERS="tavily,brave"),
+    )
+    # --provider pins brave: tavily is not tried at all.
+    assert out.returncode == 0, out.stderr
+    assert "from brave" in out.stdout
+    assert tavily.requests == []
+
+    fallback = run_cli(
+        "search",
+        "rivers",
+        "--topic",
+        "news",
+        env=clean_env(**env_for(tavily, brave), MCP_WEB_SEARCH_PROVIDERS="tavily,brave"),
+    )
+    assert fallback.returncode == 0, fallback.stderr
+    assert "from brave" in fallback.stdout
+    assert re.search(r"- tavily failed: .+", fallback.stdout), fallback.stdout
+    assert tavily.requests
+
+
+def test_search_failure_exits_1(fakes: dict[str, FakeProvider]) -> None:
+    brave = fakes["brave"]
+    brave.fail("auth")
+    out = run_cli("search", "rivers", env=clean_env(**env_for(brave), MCP_WEB_SEARCH_PROVIDERS="brave"))
+    assert out.returncode == 1
+    assert out.stderr.startswith("all_providers_failed:")
+    assert out.stdout == ""
+
+
+# --------------------------------------------------------------------------------------------
+# doctor
+# --------------------------------------------------------------------------------------------
+
+
+def test_doctor_masks_secrets_and_explains_providers() -> None:
+    secret = "tvly-super-secret-value"
+    out = run_cli(
+        "doctor",
+        "--tools",
+        "web_search,web_fetch,http_request",
+        env=clean_env(
+            TAVILY_API_KEY=secret,
+            MCP_WEB_SEARCH_PROVIDERS="tavily,brave",
+            MCP_WEB_PROXY="http://proxyuser:proxypass@127.0.0.1:3128",
+        ),
+    )
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert secret not in text and "proxypass" not in text
+    assert re.search(r"^  TAVILY_API_KEY +\= \*\*\*$", text, re.M)
+    assert re.search(r"^  MCP_WEB_PROXY +\= http://\*\*\*@127\.0\.0\.1:3128$", text, re.M)
+    assert re.search(r"^  BRAVE_API_KEY +\= $", text, re.M)  # unset: shown empty, not masked
+    assert "Tools enabled: web_search, web_fetch, http_request" in text
+    assert "  1. tavily (Tavily)" in text
+    assert "  2. " not in text
+    assert re.search(
+        r"^  brave: listed in MCP_WEB_SEARCH_PROVIDERS but not configured: Set BRAVE_API_KEY", text, re.M
+    )
+    assert re.search(r"^  exa: not listed in MCP_WEB_SEARCH_PROVIDERS; Set EXA_API_KEY", text, re.M)
+    assert re.search(r"^  duckduckgo: not listed in MCP_WEB_SEARCH_PROVIDERS$", text, re.M)
+
+
+def test_doctor_default_chain_ends_with_duckduckgo() -> None:
+    env = clean_env(BRAVE_API_KEY="k")
+    del env["MCP_WEB_SEARCH_PROVIDERS"]  # the default order: configured providers, DuckDuckGo last
+    out = run_cli("doctor", env=env)
+    assert out.returncode == 0, out.stderr
+    assert "  1. brave (Brave Search)\n  2. duckduckgo (DuckDuckGo)\n" in out.stdout
+    assert re.search(r"^  tavily: Set TAVILY_API_KEY", out.stdout, re.M)
+    assert re.search(r"^  searxng: .+", out.stdout, re.M)
+
+
+# --------------------------------------------------------------------------------------------
+# the parser
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--timeout", "5", "fetch", "http://x/"], {"command": "fetch", "setting_timeout": "5"}),
+        (["fetch", "http://x/", "--timeout", "7"], {"command": "fetch", "setting_timeout": "7"}),
+        (["--timeout", "5", "search", "q", "--timeout", "7"], {"command": "search", "setting_timeout": "7"}),
+        (["--transport", "http"], {"command": None, "setting_transport": "http"}),
+        (["serve", "--port", "9000"], {"command": "serve", "setting_port": "9000"}),
+        (["doctor"], {"command": "doctor", "setting_timeout": None}),
+    ],
+)
+def test_setting_flags_parse_on_either_side_of_the_command(argv: list[str], expected: dict[str, Any]) -> None:
+    namespace = build_parser().parse_args(argv)
+    for name, value in expected.items():
+        assert getattr(namespace, name) == value
+
+
+def test_subcommand_help_is_fast() -> None:
+    started = time.monotonic()
+    out = run_cli("fetch", "--help")
+    assert out.returncode == 0
+    assert "--whole-page" in out.stdout and "--allow-cidrs" in out.stdout
+    assert time.monotonic() - started < 10
+    # The heavy modules are not even imported to build the parser.
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, mcp_server_web.cli as c; c.build_parser();"
+            "print(sorted(m for m in ('mcp', 'httpx', 'mcp_server_web.commands') if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=clean_env(),
+    )
+    assert probe.stdout.strip() == "[]"
