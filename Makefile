@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 ARGS ?= --transport http --host 127.0.0.1 --port 8000
 
-.PHONY: run stdio test lint bench clean
+.PHONY: run stdio test lint bench inspector clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,5 +29,8 @@ test: lint
 bench: $(BIN)/.installed
 	$(BIN)/python bench/zyte_check.py
 
+inspector:
+	scripts/install-inspector
+
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .inspector
