@@ -17,8 +17,10 @@ from tests.support.samples import (
     article_html,
     deeply_nested_html,
     gzip_bomb,
+    json_ld_shell,
     long_markdown_html,
     minimal_pdf,
+    next_data_shell,
     png_bytes,
     shift_jis_page,
 )
@@ -352,3 +354,33 @@ async def test_page_without_text_is_extraction_failed(client: Client, origin: Or
     result = await client.call_tool("web_fetch", {"url": origin.serve("/spa", shell)})
     assert error_code(result) == "extraction_failed"
     assert "JavaScript" in text_of(result)
+
+
+async def test_javascript_shell_text_is_recovered_from_embedded_data(client: Client, origin: Origin) -> None:
+    for path, page, needle, source in (
+        ("/next", next_data_shell(), "grinding the rock beneath them", "__NEXT_DATA__"),
+        ("/ld", json_ld_shell(), "drops its sediment", "JSON-LD articleBody"),
+    ):
+        result = await client.call_tool("web_fetch", {"url": origin.serve(path, page)})
+        assert not result.is_error, text_of(result)
+        text = text_of(result)
+        assert needle in text and "Loading..." not in text
+        warnings = result.structured_content["warnings"]
+        assert len(warnings) == 1 and "rendered by JavaScript" in warnings[0] and source in warnings[0]
+        assert "[Note: This page is rendered by JavaScript" in text
+
+
+async def test_javascript_shell_without_data_gets_a_warning(client: Client, origin: Origin) -> None:
+    shell = (
+        "<html><head><title>App</title></head><body><div id='root'><p>Please wait, loading the app</p></div>"
+        "<script>" + "render();" * 2000 + "</script></body></html>"
+    )
+    result = await client.call_tool("web_fetch", {"url": origin.serve("/shell", shell)})
+    assert not result.is_error
+    assert "empty shell rendered by JavaScript" in result.structured_content["warnings"][0]
+
+
+async def test_short_ordinary_page_gets_no_warning(client: Client, origin: Origin) -> None:
+    page = "<html><head><title>Tiny</title></head><body><p>Just one short paragraph.</p></body></html>"
+    result = await client.call_tool("web_fetch", {"url": origin.serve("/tiny", page)})
+    assert result.structured_content["warnings"] == [] and "Note:" not in text_of(result)

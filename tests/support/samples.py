@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import struct
 import zlib
 
@@ -134,3 +135,42 @@ def deeply_nested_html(depth: int) -> str:
 
 def gzip_text(text: str) -> bytes:
     return gzip.compress(text.encode("utf-8"))
+
+
+GLACIER_PARAGRAPHS = (
+    "Glaciers move slowly downhill, grinding the rock beneath them into fine flour. Over thousands of "
+    "years they widen river valleys into the broad U shapes seen across the Alps and Norway.",
+    "When the ice retreats it leaves moraines, lakes and hanging valleys behind, and rivers begin "
+    "their own slower work on the landscape again.",
+)
+
+
+def next_data_shell() -> str:
+    """A Next.js page whose visible body is a spinner and whose article is in __NEXT_DATA__."""
+    content = "".join(f"<p>{paragraph}</p>" for paragraph in GLACIER_PARAGRAPHS)
+    data = {"props": {"pageProps": {"post": {"title": "Glaciers Carve Valleys", "content": content}}}}
+    return (
+        "<!DOCTYPE html><html><head><title>Loading</title>"
+        f'<script id="__NEXT_DATA__" type="application/json">{json.dumps(data)}</script>'
+        '<script src="/_next/static/chunks/main.js"></script></head>'
+        '<body><div id="__next"><div class="spinner">Loading...</div></div></body></html>'
+    )
+
+
+def json_ld_shell() -> str:
+    """An Angular-style shell whose article is only in JSON-LD."""
+    data = {
+        "@context": "https://schema.org",
+        "@type": "NewsArticle",
+        "headline": "Delta Formation Explained",
+        "articleBody": (
+            "A river delta forms where a river meets a body of slower water and drops its sediment. "
+            "Over centuries the deposits build outward into a fan of channels, marshes and islands, "
+            "which shifts whenever floods cut a new path to the sea."
+        ),
+    }
+    return (
+        "<!DOCTYPE html><html><head><title>Story</title>"
+        f'<script type="application/ld+json">{json.dumps(data)}</script></head>'
+        f"<body><app-root></app-root><script>{'var x = 1;' * 500}</script></body></html>"
+    )

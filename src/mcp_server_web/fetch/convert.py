@@ -10,8 +10,12 @@ import json
 import logging
 import re
 
+import lxml.html
+from lxml import etree
+
 from mcp_server_web.errors import ExtractionFailed, UnsupportedContentType
 from mcp_server_web.fetch.charset import decode_text
+from mcp_server_web.fetch.embedded import inspect_shell, recover_embedded_text
 from mcp_server_web.fetch.extract import extract_html
 from mcp_server_web.fetch.pdf import pdf_to_text
 from mcp_server_web.fetch.sniff import ContentKind, classify
@@ -20,6 +24,8 @@ from mcp_server_web.fetch.types import Converted, FetchResponse, OutputFormat
 logger = logging.getLogger(__name__)
 
 _BACKTICKS = re.compile(r"`+")
+# Below this much extracted text a page is checked for being a JavaScript shell.
+_SHELL_CHECK_BELOW = 1000
 
 
 def convert(
@@ -66,6 +72,10 @@ def convert(
         result = extract_html(
             decoded, response.final_url, output_format=output_format, main_content=main_content
         )
+        if len(result.text) < _SHELL_CHECK_BELOW:
+            rescued = _script_rendered(decoded, result.text, result.title, media_type, output_format)
+            if rescued is not None:
+                return rescued
         if not result.text.strip():
             raise ExtractionFailed(
                 f"{response.final_url} has no readable text in its HTML; its content is probably "
@@ -85,6 +95,42 @@ def convert(
     # Plain text and Markdown pass through as they are.
     text = _preformatted(decoded) if output_format == "html" else decoded
     return Converted(text=text, title=None, content_type=media_type)
+
+
+def _script_rendered(
+    decoded: str, extracted: str, title: str | None, media_type: str, output_format: OutputFormat
+) -> Converted | None:
+    """For a page with little text: its embedded data's prose, or the little text with a warning.
+
+    None when the page is simply short (not a JavaScript shell and nothing embedded to recover).
+    """
+    try:
+        root = lxml.html.document_fromstring(decoded)
+    except (etree.ParserError, ValueError):
+        return None
+    shell = inspect_shell(root)
+    recovered = recover_embedded_text(root) if shell.is_shell or not extracted.strip() else None
+    if recovered is not None and len(recovered.text) > len(extracted):
+        warning = (
+            "This page is rendered by JavaScript in the browser; its text was recovered from data "
+            f"embedded in the page ({recovered.source}), so formatting and some parts may be missing."
+        )
+        heading = recovered.title or title
+        if output_format == "markdown":
+            text = (f"# {heading}\n\n" if heading else "") + recovered.text
+        elif output_format == "html":
+            text = "".join(f"<p>{html.escape(part)}</p>" for part in recovered.text.split("\n\n"))
+        else:
+            text = recovered.text
+        return Converted(text=text, title=heading, content_type=media_type, warnings=(warning,))
+    if shell.is_shell and extracted.strip():
+        warning = (
+            "This page looks like an empty shell rendered by JavaScript (a mount point, "
+            f"{shell.script_chars} characters of script, {shell.visible_chars} of text); web_fetch does not "
+            "run scripts, so the text below is probably incomplete."
+        )
+        return Converted(text=extracted, title=title, content_type=media_type, warnings=(warning,))
+    return None
 
 
 def _convert_json(decoded: str, media_type: str, output_format: OutputFormat) -> Converted:

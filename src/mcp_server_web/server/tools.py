@@ -179,8 +179,9 @@ async def web_fetch(
         progress=progress,
     )
     document, page = result.document, result.page
+    notes = [f"[Note: {warning}]" for warning in document.warnings] if page.start_index == 0 else []
     footer = continuation_footer(page)
-    text = page.text + (f"\n\n{footer}" if footer else "")
+    text = "\n\n".join([page.text, *notes, *([footer] if footer else [])])
     output = WebFetchOutput(
         url=document.url,
         final_url=document.final_url,

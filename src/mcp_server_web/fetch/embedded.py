@@ -1,0 +1,184 @@
+"""Pages that are empty shells rendered by JavaScript, and the text they carry anyway.
+
+web_fetch does not run JavaScript. Many such pages still ship their content inside the HTML as
+data: JSON-LD (`articleBody`, `text`, `description`), Next.js `__NEXT_DATA__`, Nuxt `__NUXT_DATA__`,
+and similar JSON blobs. This module recognises a shell (a mount point, a lot of script, little
+visible text) and recovers the longest prose from that data, so the model gets the article
+instead of "Loading...".
+"""
+
+from __future__ import annotations
+
+import html as html_module
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import lxml.html
+
+# Mount points of the common client-side frameworks.
+_MOUNT_POINTS = ("root", "app", "__next", "__nuxt", "___gatsby", "svelte", "main-app", "application")
+_MOUNT_XPATH = (
+    " | ".join(f"//*[@id='{name}']" for name in _MOUNT_POINTS) + " | //app-root | //*[@data-reactroot]"
+)
+# Data blobs frameworks embed for hydration: script ids, and JSON script types.
+_DATA_SCRIPT_IDS = (
+    "__NEXT_DATA__",
+    "__NUXT_DATA__",
+    "__APOLLO_STATE__",
+    "__INITIAL_STATE__",
+    "__remixContext",
+)
+_PROSE_KEYS = ("articleBody", "body", "content", "text", "description", "html", "markdown", "excerpt")
+_MIN_PROSE = 200
+_MAX_PIECES = 40
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"[ \t\f\v]+")
+
+SHELL_MAX_TEXT = 300
+"""A page with less visible text than this (and the other signs) is treated as a shell."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShellReport:
+    is_shell: bool
+    visible_chars: int
+    script_chars: int
+    mount_point: bool
+
+
+def inspect_shell(root: lxml.html.HtmlElement) -> ShellReport:
+    """Is this page a JavaScript shell? Looks at the visible text, the scripts and mount points."""
+    body = root.find("body")
+    scope = body if body is not None else root
+    script_chars = sum(len(script.text or "") for script in root.iter("script"))
+    visible = 0
+    for element in scope.iter():
+        if element.tag in ("script", "style", "noscript", "template") or not isinstance(element.tag, str):
+            continue
+        visible += len((element.text or "").strip())
+        if element.getparent() is not None and element.getparent().tag not in ("script", "style", "noscript"):
+            visible += len((element.tail or "").strip())
+    mount = bool(root.xpath(_MOUNT_XPATH))
+    heavy_scripts = script_chars > 20 * max(visible, 1)
+    return ShellReport(
+        is_shell=visible < SHELL_MAX_TEXT and (mount or heavy_scripts),
+        visible_chars=visible,
+        script_chars=script_chars,
+        mount_point=mount,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    title: str | None
+    text: str
+    source: str
+    """Where it came from, for the warning (e.g. "JSON-LD articleBody", "__NEXT_DATA__")."""
+
+
+def recover_embedded_text(root: lxml.html.HtmlElement) -> Recovered | None:
+    """The page's prose from its embedded data, or None when there is none worth returning."""
+    for script in root.iter("script"):
+        kind = (script.get("type") or "").lower()
+        if kind == "application/ld+json":
+            recovered = _from_json_ld(script.text or "")
+            if recovered is not None:
+                return recovered
+    for script in root.iter("script"):
+        script_id = script.get("id") or ""
+        kind = (script.get("type") or "").lower()
+        if script_id in _DATA_SCRIPT_IDS or (
+            kind == "application/json" and len(script.text or "") > _MIN_PROSE
+        ):
+            data = _loads(script.text or "")
+            if data is None:
+                continue
+            pieces = _prose_pieces(data)
+            if pieces:
+                return Recovered(title=_first_title(data), text="\n\n".join(pieces), source=script_id or kind)
+    return None
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _from_json_ld(text: str) -> Recovered | None:
+    data = _loads(text)
+    if data is None:
+        return None
+    for node in _walk_dicts(data):
+        for key in ("articleBody", "text"):
+            value = node.get(key)
+            if isinstance(value, str) and len(value) >= _MIN_PROSE:
+                headline = node.get("headline") or node.get("name")
+                return Recovered(
+                    title=headline if isinstance(headline, str) else None,
+                    text=_as_prose(value),
+                    source=f"JSON-LD {key}",
+                )
+    return None
+
+
+def _walk_dicts(data: Any, depth: int = 0) -> Iterator[dict[str, Any]]:
+    if depth > 40:
+        return
+    if isinstance(data, dict):
+        yield data
+        for value in data.values():
+            yield from _walk_dicts(value, depth + 1)
+    elif isinstance(data, list):
+        for item in data:
+            yield from _walk_dicts(item, depth + 1)
+
+
+def _prose_pieces(data: Any) -> list[str]:
+    """Long prose strings under prose-like keys, in document order, without repeats."""
+    pieces: list[str] = []
+    seen: set[str] = set()
+    for node in _walk_dicts(data):
+        for key in _PROSE_KEYS:
+            value = node.get(key)
+            if isinstance(value, str) and len(value) >= _MIN_PROSE and _looks_like_prose(value):
+                prose = _as_prose(value)
+                if prose not in seen:
+                    seen.add(prose)
+                    pieces.append(prose)
+        if len(pieces) >= _MAX_PIECES:
+            break
+    return pieces
+
+
+def _looks_like_prose(value: str) -> bool:
+    """Words and sentences, not a URL, a hash, base64 or code."""
+    text = _TAG.sub(" ", value)
+    words = text.split()
+    if len(words) < 20:
+        return False
+    long_tokens = sum(1 for word in words if len(word) > 40)
+    return long_tokens / len(words) < 0.05
+
+
+def _as_prose(value: str) -> str:
+    """Embedded HTML turned into paragraphs of plain text; plain text kept as it is."""
+    if "<" in value and ">" in value:
+        value = re.sub(r"(?i)<\s*(br|/p|/div|/h[1-6]|/li)\s*/?>", "\n\n", value)
+        value = _TAG.sub("", value)
+    value = html_module.unescape(value)
+    lines = [_SPACE.sub(" ", line).strip() for line in value.splitlines()]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def _first_title(data: Any) -> str | None:
+    for node in _walk_dicts(data):
+        for key in ("title", "headline", "name"):
+            value = node.get(key)
+            if isinstance(value, str) and 3 <= len(value) <= 300:
+                return value
+    return None
