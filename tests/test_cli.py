@@ -282,7 +282,7 @@ def test_subcommand_help_is_fast() -> None:
             sys.executable,
             "-c",
             "import sys, mcp_server_web.cli as c; c.build_parser();"
-            "print(sorted(m for m in ('mcp', 'httpx', 'mcp_server_web.commands') if m in sys.modules))",
+            "print(sorted(m for m in ('mcp', 'httpx', 'mcp_server_web.cli.commands') if m in sys.modules))",
         ],
         capture_output=True,
         text=True,

@@ -179,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = namespace.command or "serve"
     if command != "serve":
         configure_logging(_one_shot_log_level(namespace, settings))
-        from mcp_server_web.commands import run_command
+        from mcp_server_web.cli.commands import run_command
 
         return run_command(command, namespace, settings)
 
