@@ -8,6 +8,7 @@ page 2 is consistent with page 1 and costs no second download.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
@@ -61,6 +62,9 @@ class FetchService:
         self._cache = ByteBoundedTTLCache(settings.cache_max_bytes, settings.cache_ttl)
         self._downloads: SingleFlight[FetchResponse] = SingleFlight()
         self._conversions: SingleFlight[Document] = SingleFlight()
+        # Conversion is CPU-bound: more threads than cores adds no throughput, only memory (each
+        # thread parses a whole page and keeps its own malloc arena).
+        self._converters = anyio.CapacityLimiter(max(2, os.cpu_count() or 2))
 
     @property
     def cache(self) -> ByteBoundedTTLCache:
@@ -125,7 +129,9 @@ class FetchService:
             # A worker thread cannot be interrupted; past the limit the call returns and the
             # thread's result is dropped, so one pathological page cannot hold a client hostage.
             with anyio.fail_after(self._settings.timeout):
-                converted = await anyio.to_thread.run_sync(job, abandon_on_cancel=True)
+                converted = await anyio.to_thread.run_sync(
+                    job, abandon_on_cancel=True, limiter=self._converters
+                )
         except TimeoutError:
             raise ExtractionFailed(
                 f"converting {response.final_url} took longer than {self._settings.timeout:g} seconds."
