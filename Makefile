@@ -27,7 +27,8 @@ test: lint
 	$(BIN)/python -m pytest
 
 bench: $(BIN)/.installed
-	$(BIN)/python bench/zyte_check.py
+	bench/setup-peers
+	$(BIN)/python bench/run.py
 
 inspector:
 	scripts/install-inspector

@@ -1,0 +1,1 @@
+"""The pieces of bench/run.py: one module per benchmark, plus shared helpers."""
