@@ -80,6 +80,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "(default 300; 0 in --quick)",
     )
     parser.add_argument(
+        "--retry-busy",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run a bench up to N more times while other processes used over 15%% of the CPU during it; "
+        "the least disturbed attempt is kept (default 0)",
+    )
+    parser.add_argument(
         "--at",
         metavar="REF",
         help="measure our code as of git REF (a read-only `git archive` snapshot of src/ put first on "
@@ -207,34 +215,18 @@ def main(argv: list[str] | None = None) -> int:
     for name in BENCHES:
         if name not in args.only:
             continue
-        busy, waited = env.wait_until_quiet(report.BUSY_WARNING, args.quiet_wait)
-        load = "unknown" if busy is None else f"{busy:.0%}"
-        print(
-            f"== {name} (other load: {load} of the CPU, waited {waited:.0f} s)", file=sys.stderr, flush=True
-        )
-        digest = env.tree_digest(code_root)
-        other = env.OtherLoad()
-        other.start()
-        started = time.perf_counter()
-        result = run_bench(name, args, log)
-        seconds = time.perf_counter() - started
-        section_info = {
-            **info,
-            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "seconds": round(seconds, 1),
-            "busy_before": busy,
-            "other_load": other.share(),
-            "src_changed": env.tree_digest(code_root) != digest,
-        }
-        if (section_info["other_load"] or 0) > report.BUSY_WARNING:
-            print(
-                f"   other processes used {section_info['other_load']:.0%} of the CPU during {name}: "
-                f"its timings are disturbed; re-run it with --only {name}",
-                file=sys.stderr,
-            )
-        sections[name] = {"info": section_info, "result": result}
-        print(f"== {name} done in {seconds:.0f} s", file=sys.stderr, flush=True)
-        print(f"\n### {name}\n\n" + report.section_markdown(name, sections[name]), flush=True)
+        best: dict[str, Any] | None = None
+        for attempt in range(1 + max(0, args.retry_busy)):
+            section = measure_section(name, args, log, info, code_root)
+            if best is None or (section["info"]["other_load"] or 0) < (best["info"]["other_load"] or 0):
+                best = section
+            if (section["info"]["other_load"] or 0) <= report.BUSY_WARNING:
+                break
+            if attempt < args.retry_busy:
+                print(f"   trying {name} again ({attempt + 2}/{1 + args.retry_busy})", file=sys.stderr)
+        assert best is not None
+        sections[name] = best
+        print(f"\n### {name}\n\n" + report.section_markdown(name, best), flush=True)
 
     if args.quick:
         target = RESULTS / "quick.raw.json"
@@ -254,6 +246,37 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def measure_section(
+    name: str, args: argparse.Namespace, log: Path, info: dict[str, Any], code_root: Path
+) -> dict[str, Any]:
+    """Wait for a quiet machine, run one bench, and note the load and code changes seen meanwhile."""
+    busy, waited = env.wait_until_quiet(report.BUSY_WARNING, args.quiet_wait)
+    load = "unknown" if busy is None else f"{busy:.0%}"
+    print(f"== {name} (other load: {load} of the CPU, waited {waited:.0f} s)", file=sys.stderr, flush=True)
+    digest = env.tree_digest(code_root)
+    other = env.OtherLoad()
+    other.start()
+    started = time.perf_counter()
+    result = run_bench(name, args, log)
+    seconds = time.perf_counter() - started
+    section_info = {
+        **info,
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "seconds": round(seconds, 1),
+        "busy_before": busy,
+        "other_load": other.share(),
+        "src_changed": env.tree_digest(code_root) != digest,
+    }
+    if (section_info["other_load"] or 0) > report.BUSY_WARNING:
+        print(
+            f"   other processes used {section_info['other_load']:.0%} of the CPU during {name}: "
+            "its timings are disturbed",
+            file=sys.stderr,
+        )
+    print(f"== {name} done in {seconds:.0f} s", file=sys.stderr, flush=True)
+    return {"info": section_info, "result": result}
 
 
 def headline(sections: dict[str, Any]) -> dict[str, Any]:
