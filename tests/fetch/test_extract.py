@@ -191,7 +191,7 @@ def test_main_content_callable_for_the_scorer() -> None:
     assert text == markdown(article_page())
 
 
-# --- fallback --------------------------------------------------------------------------------
+# --- main region: listings, product pages, forums ---------------------------------------------
 
 
 def listing_page(items: int = 40) -> str:
@@ -224,6 +224,113 @@ def test_fallback_prefers_the_main_element_over_page_chrome() -> None:
     assert "[Thread 39](https://forum.example/t/39)" in result.text
     for chrome in ("SITE_HEADER", "NAV_LINK", "SITE_FOOTER"):
         assert chrome not in result.text
+
+
+SITE_CHROME_TOP = (
+    "<header><a href='/'>SITE_HEADER</a></header>"
+    "<nav><a href='/news'>NAV_NEWS</a> <a href='/about'>NAV_ABOUT</a></nav>"
+)
+SITE_CHROME_BOTTOM = "<footer><p>SITE_FOOTER, all rights reserved.</p></footer>"
+
+
+def test_news_listing_keeps_every_item() -> None:
+    cards = "\n".join(
+        f'<article class="card"><h2><a href="/story/{i}">Story number {i} about the river delta</a></h2>'
+        f"<p>Teaser {i}: sediment builds up where the river meets the sea, year after year.</p>"
+        f"<time>March {i + 1}, 2026</time></article>"
+        for i in range(20)
+    )
+    page = (
+        f"<html><head><title>News</title></head><body>{SITE_CHROME_TOP}<main><h1>Latest news</h1>"
+        f"<p>{PARAGRAPH}</p><div class='stories'>{cards}</div></main>{SITE_CHROME_BOTTOM}</body></html>"
+    )
+    result = extract_html(page, "https://news.example/", output_format="markdown", main_content=True)
+    for i in range(20):
+        assert f"[Story number {i} about the river delta](https://news.example/story/{i})" in result.text
+        assert f"Teaser {i}: sediment builds up" in result.text
+    for chrome in ("SITE_HEADER", "NAV_NEWS", "SITE_FOOTER"):
+        assert chrome not in result.text
+
+
+def product_page() -> str:
+    ld = (
+        '<script type="application/ld+json">{"@context": "https://schema.org", "@type": "Product",'
+        ' "name": "Trail Pack 25"}</script>'
+    )
+    reviews = "".join(
+        f'<div class="review"><h4>Reviewer {i}</h4><p>REVIEW_TEXT {i}: I carried this pack on a long '
+        f"hike through the hills and it held up well in the rain.</p></div>"
+        for i in range(6)
+    )
+    related = "".join(
+        f'<li class="card"><a href="/p/{i}">OTHER_PRODUCT {i}</a> <span>$ {50 + i}</span></li>'
+        for i in range(8)
+    )
+    return (
+        f"<html><head><title>Trail Pack 25</title>{ld}</head><body>{SITE_CHROME_TOP}<main>"
+        "<h1>Trail Pack 25</h1><p class='price'>$ 89.95</p>"
+        "<div class='description'><p>The Trail Pack 25 is a light day pack for long walks. Its frame "
+        "keeps the load close to your back, and its side pockets hold two water bottles.</p>"
+        "<p>Made from recycled nylon with a water-repellent finish, it shrugs off showers and "
+        "dries quickly after a river crossing.</p></div>"
+        "<h2>Specifications</h2><table><tr><th>Weight</th><td>1.1 kg</td></tr>"
+        "<tr><th>Volume</th><td>25 litres</td></tr><tr><th>Material</th><td>Recycled nylon</td></tr></table>"
+        f"<section class='product-reviews'><h2>Customer reviews</h2>{reviews}</section>"
+        f"<section class='related-products'><h2>You may also like</h2><ul>{related}</ul></section>"
+        f"</main>{SITE_CHROME_BOTTOM}</body></html>"
+    )
+
+
+def test_product_page_keeps_description_and_specs_but_not_reviews_or_related() -> None:
+    text = extract_html(
+        product_page(), "https://shop.example/p/1", output_format="markdown", main_content=True
+    ).text
+    assert "# Trail Pack 25" in text
+    assert "The Trail Pack 25 is a light day pack" in text and "dries quickly after a river crossing" in text
+    assert "| Weight | 1.1 kg |" in text and "| Material | Recycled nylon |" in text
+    assert "REVIEW_TEXT" not in text
+    assert "OTHER_PRODUCT" not in text
+    assert "SITE_FOOTER" not in text
+
+
+def test_forum_posts_marked_up_as_microdata_are_the_content() -> None:
+    posts = "".join(
+        '<article itemscope itemtype="https://schema.org/Comment">'
+        f'<div class="user-details"><a href="/u/{i}">member{i}</a>'
+        f"<span>MEMBER_STATS {i * 7} posts</span></div>"
+        f'<div itemprop="text"><p>Post {i}: the water level rose again last night, and the bridge on the '
+        f"old road is closed until the engineers have inspected it.</p></div>"
+        '<div class="post-actions"><a href="#">Like</a> <a href="#">Reply</a></div></article>'
+        for i in range(6)
+    )
+    page = (
+        f"<html><head><title>Flood thread</title></head><body>{SITE_CHROME_TOP}<main>"
+        f"<h1>Is the river road still closed?</h1>{posts}</main>{SITE_CHROME_BOTTOM}</body></html>"
+    )
+    text = markdown(page, "https://forum.example/t/1")
+    assert "# Is the river road still closed?" in text
+    for i in range(6):
+        assert f"Post {i}: the water level rose again" in text
+    assert "MEMBER_STATS" not in text
+
+
+def test_a_hidden_copy_of_the_article_is_not_repeated() -> None:
+    copy = "".join(f"<p>{PARAGRAPH} Copy {i}.</p>" for i in range(1))
+    hidden = (
+        '<div style="display:none" itemscope itemtype="https://schema.org/NewsArticle">'
+        f'<div itemprop="articleBody">{" ".join(f"Paragraph {i}. {PARAGRAPH}" for i in range(1, 9))}</div>'
+        f"{copy}</div>"
+    )
+    text = markdown(article_page(extra_body=hidden))
+    assert text.count("Paragraph 3. Rivers carry sediment") == 1
+
+
+def test_a_page_wrapped_in_a_header_element_is_still_read() -> None:
+    page = (
+        article_page().replace("<article>", "<header><article>").replace("</article>", "</article></header>")
+    )
+    text = markdown(page)
+    assert "# How Rivers Shape Valleys" in text and "Paragraph 8. Rivers carry sediment" in text
 
 
 def test_tiny_page_is_never_empty() -> None:
@@ -307,6 +414,9 @@ def test_long_whitespace_runs_do_not_stall_conversion() -> None:
 
 
 def test_malformed_base_and_links_do_not_crash() -> None:
-    page = article_page(head='<base href="http://[::1">', extra_body='<a href="http://[bad">broken</a>')
+    page = article_page(
+        head='<base href="http://[::1">',
+        extra_body='<p>See the <a href="http://[bad">broken</a> link, which must not stop the conversion.',
+    )
     text = markdown(page)
     assert "broken" in text and "Paragraph 3." in text

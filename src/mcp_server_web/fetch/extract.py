@@ -1,44 +1,61 @@
 """HTML -> the page's main content -> Markdown, plain text or cleaned HTML.
 
-The page is parsed once with lxml, made safe (depth-limited) and cleaned (html_tree.py), then
-either handed to readability-lxml to find the main content or converted whole (render.py). When
-readability keeps too little of a page that has plenty of text (listings, home pages, forums)
-the whole cleaned body is converted instead, so a caller never gets an empty or near-empty
-result for a page with visible text. This module is that main-content selection.
+The page is parsed once with lxml, made safe (depth-limited) and cleaned (html_tree.py). For the
+main content, two extractors read it: readability-lxml (on our cleaned tree) and trafilatura (on
+the page as parsed). Their outputs are aligned with the page's blocks of text (blocks.py), and
+selection.py decides block by block what the main content is, from their votes and from the page
+itself (its <main>, page-level navigation and footers, class names, microdata, repeated cards).
+The tree is then cut down to the kept blocks, so headings, lists, tables, code blocks, links and
+images come out as they are on the page, and rendered (render.py).
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+import threading
 from dataclasses import dataclass
+from typing import Any
 
 import lxml.html
+import trafilatura
+import trafilatura.external
 from lxml import etree
 from readability import Document
 from readability.readability import Unparseable
 
+from mcp_server_web.fetch.blocks import Block, Page, coverage, prune, segment
 from mcp_server_web.fetch.html_tree import (
+    HIDDEN,
     body_of,
     clean_tree,
     drop,
     page_title,
     parse_html,
-    serialise,
+    rough_chars,
     text_chars,
 )
-from mcp_server_web.fetch.render import render
+from mcp_server_web.fetch.render import render_element
+from mcp_server_web.fetch.selection import Selection, page_kinds, select
 from mcp_server_web.fetch.types import OutputFormat
 
 logger = logging.getLogger(__name__)
 
-# When readability's result is replaced (see _needs_fallback for how these were chosen).
-MIN_MAIN_CHARS = 300
-"""Readability kept less text than this (while the page has clearly more): it found nothing."""
-MIN_PROSE_SHARE = 0.05
-"""Readability kept less than this share of the page's prose (text outside links)..."""
-SUBSTANTIAL_PROSE_CHARS = 1000
-"""...on a page with at least this much prose: it picked one item of a listing or thread."""
+LANDMARK_WRAPPER_SHARE = 0.5
+"""A page-level <header>, <nav>, <aside>... holding at least this share of the page's text outside
+links is not chrome but a wrapper around the page, and stays (sites do that)."""
+
+# Page-level navigation and chrome. <header> and <footer> only count at page level: inside an
+# article or section they hold titles and bylines.
+_SECTIONING = "ancestor::article or ancestor::aside or ancestor::main or ancestor::nav or ancestor::section"
+_LANDMARKS = etree.XPath(
+    f"//nav | //aside | //header[not({_SECTIONING})] | //footer[not({_SECTIONING})]"
+    " | //*[@role='navigation' or @role='banner' or @role='contentinfo' or @role='complementary'"
+    " or @role='search']"
+)
+_LINKS = etree.XPath(".//a")
+_MAIN_ELEMENTS = etree.XPath("//main | //*[@role='main']")
+_HIDDEN_ELEMENTS = etree.XPath(f"//*[@{HIDDEN}]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +63,8 @@ class ExtractResult:
     text: str
     title: str | None
     used_fallback: bool = False
+    """The main content is the page's main region (a listing, product or forum page, ...), not an
+    article; see selection.py."""
 
 
 def extract_html(
@@ -56,15 +75,16 @@ def extract_html(
     if root is None:
         return ExtractResult(text="", title=None)
     title = page_title(root)
-    clean_tree(root, base_url)
-    body = body_of(root)
-
     used_fallback = False
     if main_content:
-        fragment, used_fallback = _main_content_html(root, body)
+        # trafilatura reads the page as parsed: its rules look at forms, hidden elements,
+        # comment sections and the like, which our clean-up changes.
+        raw = copy.deepcopy(root)
+        clean_tree(root, base_url, keep_hidden=True)
+        used_fallback = _keep_main_content(root, raw, base_url)
     else:
-        fragment = serialise(body)
-    text = render(fragment, output_format)
+        clean_tree(root, base_url)
+    text = render_element(body_of(root), output_format)
     return ExtractResult(text=text, title=title, used_fallback=used_fallback)
 
 
@@ -76,24 +96,96 @@ def main_content(html: str, url: str) -> str:
 # --- main content -------------------------------------------------------------------------------
 
 
-def _main_content_html(root: lxml.html.HtmlElement, body: lxml.html.HtmlElement) -> tuple[str, bool]:
-    """The main content as an HTML fragment, and whether it is the fallback rather than readability's."""
+def _keep_main_content(root: lxml.html.HtmlElement, raw: lxml.html.HtmlElement, url: str) -> bool:
+    """Cut the cleaned tree down to the main content, in place; whether that is the page's main
+    region (region mode, see selection.py) rather than an article."""
+    page, selection, _votes = _choose(root, raw, url)
+    prune(page.blocks, selection.kept)
+    for element in _HIDDEN_ELEMENTS(root):
+        del element.attrib[HIDDEN]
+    return not selection.article
+
+
+def _choose(
+    root: lxml.html.HtmlElement, raw: lxml.html.HtmlElement, url: str
+) -> tuple[Page, Selection, tuple[dict[Block, float], dict[Block, float]]]:
+    """The page's blocks, the selection of its main content, and the two extractors' votes.
+
+    ``root`` is the cleaned tree (its hidden elements marked), ``raw`` the tree as parsed; both
+    lose their page-level navigation, header, footer and sidebars here, which are never main
+    content, and which would only cost the extractors and the selection time.
+    """
+    kinds = page_kinds(raw)  # before its scripts go
+    # What trafilatura would remove first anyway, and copies several times before it does; the
+    # JSON-LD stays (it tells forum threads apart).
+    etree.strip_elements(raw, "style", "svg", "template", with_tail=False)
+    for script in list(raw.iter("script")):
+        if (script.get("type") or "").strip().lower() != "application/ld+json":
+            drop(script)
+    for tree in (root, raw):
+        for element in _chrome_landmarks(tree):
+            drop(element)
+    readability_text = _readability_text(root)
+    trafilatura_text = _trafilatura_text(raw, url)
+    page = segment(body_of(root))
+    votes = (coverage(page, readability_text), coverage(page, trafilatura_text))
+    mains = _MAIN_ELEMENTS(root)
+    outermost = [element for element in mains if not any(a in mains for a in element.iterancestors())]
+    selection = select(
+        page,
+        readability=votes[0],
+        trafilatura=votes[1],
+        main=outermost[0] if len(outermost) == 1 else None,
+        kinds=kinds,
+    )
+    return page, selection, votes
+
+
+def _chrome_landmarks(root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    """The page-level navigation, header, footer and sidebars, except a wrapper around the page
+    (see LANDMARK_WRAPPER_SHARE)."""
+    landmarks = _LANDMARKS(root)
+    if not landmarks:
+        return []
+    limit = LANDMARK_WRAPPER_SHARE * _prose_chars(body_of(root))
+    chrome: list[lxml.html.HtmlElement] = []
+    inside_chrome: set[lxml.html.HtmlElement] = set()
+    for element in landmarks:  # in document order: a landmark comes before those inside it
+        if inside_chrome and any(ancestor in inside_chrome for ancestor in element.iterancestors()):
+            continue  # goes with the landmark around it
+        if _prose_chars(element) < limit:
+            chrome.append(element)
+            inside_chrome.add(element)
+    return chrome
+
+
+def _prose_chars(element: lxml.html.HtmlElement) -> int:
+    """About how much text an element holds outside links (whitespace counted as it is)."""
+    return rough_chars(element) - sum(rough_chars(link) for link in _LINKS(element))
+
+
+# --- readability ---------------------------------------------------------------------------------
+
+
+def _readability_text(root: lxml.html.HtmlElement) -> str:
+    """The text of readability's main content (it works on its own copy of the tree)."""
+    summary = _readability_summary(root)
+    _shared.readability = summary  # for trafilatura's fallback (see _shared_readability)
+    return summary.text_content() if summary is not None else ""
+
+
+def _readability_summary(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
     try:
-        # readability mutates the tree it is given; ours is still needed for the fallback.
-        summary = _Readability(copy.deepcopy(root)).summary(html_partial=True)
+        summary = _Readability(root).summary(html_partial=True)
     except Unparseable:
         logger.debug("readability could not parse the page", exc_info=True)
-        summary = ""
+        return None
+    if not summary.strip():
+        return None
     try:
-        fragment = lxml.html.fragment_fromstring(summary, create_parent="div") if summary.strip() else None
+        return lxml.html.fragment_fromstring(summary, create_parent="div")
     except (etree.ParserError, ValueError):
-        fragment = None
-    main = _TextSize.of(fragment)
-    page = _TextSize.of(body)
-    if not _needs_fallback(main, page):
-        return summary, False
-    logger.debug("main content too small (%s of %s); converting the page instead", main, page)
-    return serialise(_fallback_element(root, body, main.chars)), True
+        return None
 
 
 class _Readability(Document):
@@ -105,6 +197,16 @@ class _Readability(Document):
     are kept as they are. (Doing the same for short lists was tried: it kept more "tags" and
     "share" lists than real bullet points, and lowered the zyte F1 by 0.004.)
     """
+
+    def _parse(self, input: Any) -> lxml.html.HtmlElement:
+        # Our tree is cleaned already (scripts, styles, javascript: links) and its links are
+        # absolute: skip readability's own lxml Cleaner pass, a third of its time. It mutates the
+        # tree, and may start over on a fresh one: always a copy, without the hidden elements
+        # our tree keeps for the selection (readability drops those itself).
+        tree = copy.deepcopy(input)
+        for element in _HIDDEN_ELEMENTS(tree):
+            drop(element)
+        return tree
 
     def get_preserved_elements(self, node: lxml.html.HtmlElement) -> dict[lxml.html.HtmlElement, bool]:
         allowed: dict[lxml.html.HtmlElement, bool] = super().get_preserved_elements(node)
@@ -130,73 +232,38 @@ def _is_data_table(table: lxml.html.HtmlElement) -> bool:
     return len(rows) >= 2 and any(len(row.findall("td")) >= 2 for row in rows)
 
 
-@dataclass(frozen=True, slots=True)
-class _TextSize:
-    chars: int
-    """Visible characters, whitespace collapsed."""
-    prose: int
-    """The part of ``chars`` outside links."""
-
-    @classmethod
-    def of(cls, element: lxml.html.HtmlElement | None) -> _TextSize:
-        if element is None:
-            return cls(0, 0)
-        chars = text_chars(element)
-        links = sum(text_chars(link) for link in element.iter("a"))
-        return cls(chars, max(chars - links, 0))
+# --- trafilatura ---------------------------------------------------------------------------------
 
 
-def _needs_fallback(main: _TextSize, page: _TextSize) -> bool:
-    """Whether readability kept too little of the page to be its main content.
-
-    Two cases. Readability found (almost) nothing: under MIN_MAIN_CHARS of text on a page with
-    clearly more. Or it picked one small block of a page that is mostly something else (a
-    listing, a forum thread, a home page): under MIN_PROSE_SHARE of the page's prose, the text
-    outside links, on a page with at least SUBSTANTIAL_PROSE_CHARS of it. Prose rather than all
-    text because a news article's page is full of navigation and headline links, which make a
-    real article look small next to them; a listing's item descriptions are prose.
-
-    Tuned on the zyte news/blog set, where the shortest article has 367 characters and the
-    lowest prose share is 0.055 (a short post above a long comment thread): neither rule fires
-    on any of its 181 pages. On the wcxb-dev set (listings, forums, products...) they fire on
-    about a fifth of the pages. A larger share threshold catches more listings but starts to
-    replace short real articles on busy pages.
-    """
-    if page.chars == 0:
-        return False
-    if main.chars < MIN_MAIN_CHARS:
-        return page.chars > main.chars * 1.5
-    return page.prose >= SUBSTANTIAL_PROSE_CHARS and main.prose < MIN_PROSE_SHARE * page.prose
+def _trafilatura_text(raw: lxml.html.HtmlElement, url: str) -> str:
+    """The text of trafilatura's main content (comments left out, tables and images kept)."""
+    try:
+        document = trafilatura.bare_extraction(
+            raw, url=url or None, include_comments=False, include_tables=True, include_images=True
+        )
+    except Exception:  # a third-party extractor failing on odd input must not fail the page
+        logger.debug("trafilatura failed on the page", exc_info=True)
+        return ""
+    finally:
+        _shared.readability = None
+    return (document.text or "") if document is not None else ""
 
 
-# Page-level navigation and chrome. <header> and <footer> only count at page level: inside an
-# article or section they hold titles and bylines.
-_SECTIONING = "ancestor::article or ancestor::aside or ancestor::main or ancestor::nav or ancestor::section"
-_LANDMARKS = etree.XPath(
-    f"//nav | //aside | //header[not({_SECTIONING})] | //footer[not({_SECTIONING})]"
-    " | //*[@role='navigation' or @role='banner' or @role='contentinfo' or @role='complementary'"
-    " or @role='search']"
-)
-_MAIN_ELEMENTS = etree.XPath("//main | //*[@role='main']")
+# trafilatura checks its own result against readability's (a copy of readability-lxml it ships)
+# and may use that instead. We have just run readability on the same page: its result is handed
+# over instead of running it a second time, which saves a good part of trafilatura's time. The
+# hook is per thread (conversions run in worker threads) and falls back to trafilatura's own
+# function whenever we have no result for the page at hand.
+_shared = threading.local()
+_trafilatura_readability = getattr(trafilatura.external, "try_readability", None)
 
 
-def _fallback_element(
-    root: lxml.html.HtmlElement, body: lxml.html.HtmlElement, main_chars: int
-) -> lxml.html.HtmlElement:
-    """What to convert when readability's pick is too small: as much of the page as is content.
+def _shared_readability(htmlinput: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+    summary = getattr(_shared, "readability", None)
+    if summary is None and _trafilatura_readability is not None:
+        return _trafilatura_readability(htmlinput)
+    return copy.deepcopy(summary) if summary is not None else lxml.html.HtmlElement()
 
-    The page's one <main> element if it has one with text, else the body without its page-level
-    navigation, header, footer and sidebars, else (if that leaves too little) the whole body.
-    """
-    floor = max(main_chars, MIN_MAIN_CHARS)
-    mains = _MAIN_ELEMENTS(root)
-    outermost = [element for element in mains if not any(a in mains for a in element.iterancestors())]
-    if len(outermost) == 1 and text_chars(outermost[0]) >= floor:
-        return outermost[0]
-    body_chars = text_chars(body)
-    trimmed = copy.deepcopy(body)
-    for element in _LANDMARKS(trimmed):
-        drop(element)
-    if text_chars(trimmed) >= max(floor, body_chars * 0.3):
-        return trimmed
-    return body
+
+if _trafilatura_readability is not None:
+    trafilatura.external.try_readability = _shared_readability

@@ -10,7 +10,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import lxml.html
 from lxml import etree
@@ -23,6 +23,9 @@ MAX_DEPTH = 200
 Converting to Markdown recurses once per level, and libxml2 silently stops parsing a document at
 256 levels, losing everything after that point; 200 leaves room below both.
 """
+
+HIDDEN = "data-hidden-content"
+"""Marks an element that is hidden on the page (see clean_tree's ``keep_hidden``)."""
 
 NOSCRIPT_CONTENT_CHARS = 200
 """A <noscript> with at least this much text is page content (see _unwrap_or_drop_noscripts)."""
@@ -39,6 +42,14 @@ _DROP_TAGS = frozenset(
 _HIDDEN_STYLE = re.compile(
     r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!important\s*)?(?:;|$)", re.I
 )
+# Elements inside a line of text; a hidden one is never kept (see _drop_hidden).
+_INLINE_TAGS = frozenset(
+    {
+        "a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "del", "dfn", "em", "font", "i",
+        "img", "ins", "kbd", "label", "mark", "q", "s", "samp", "small", "span", "strike",
+        "strong", "sub", "sup", "time", "tt", "u", "var",
+    }
+)  # fmt: skip
 _PREFORMATTED_TAGS = ("pre", "textarea", "listing", "xmp", "plaintext")
 # The URL attributes that survive into the output, which are the ones made absolute.
 _LINK_ATTRIBUTES: dict[str, tuple[str, ...]] = {
@@ -54,7 +65,10 @@ _LINK_ATTRIBUTES: dict[str, tuple[str, ...]] = {
 }
 _LAZY_SRC_ATTRS = ("data-src", "data-original", "data-lazy-src", "data-url", "data-hi-res-src")
 _WHITESPACE = re.compile(r"\s+")
-_WHITESPACE_RUN = re.compile(r"[ \t\r\n\f]{2,}")
+_NEWLINE_RUN = re.compile(r"[ \t\r\n\f]*\n[ \t\r\n\f]*")
+_SPACE_RUN = re.compile(r"[ \t\r\f]{2,}")
+# Counted by libxml2 without building Python strings: several times faster than itertext().
+_STRING_LENGTH = etree.XPath("string-length(string(.))")
 _DEEP_ELEMENTS = etree.XPath("/" + "/".join(["*"] * MAX_DEPTH))
 _VOID_TAGS = frozenset(
     {
@@ -182,8 +196,11 @@ def page_title(root: lxml.html.HtmlElement) -> str | None:
     return None
 
 
-def clean_tree(root: lxml.html.HtmlElement, base_url: str) -> None:
+def clean_tree(root: lxml.html.HtmlElement, base_url: str, *, keep_hidden: bool = False) -> None:
     """Remove what is never content, shorten whitespace and make links absolute, in place.
+
+    Hidden elements go too, unless ``keep_hidden``: then they stay, marked with the HIDDEN
+    attribute (collapsed FAQ answers and tabs are content; main-content selection decides).
 
     One pass over the elements does everything that can be done element by element; this is a
     good part of the cost of a conversion.
@@ -200,14 +217,18 @@ def clean_tree(root: lxml.html.HtmlElement, base_url: str) -> None:
     noscripts: list[lxml.html.HtmlElement] = []
 
     for element in root.iter(etree.Element):
-        # Rendering collapses whitespace anyway, but markdownify's whitespace regex is quadratic
-        # in the length of a run: a page with a long one would take minutes.
+        # Rendering collapses whitespace anyway, but a whitespace regex over a long run can be
+        # quadratic, and long runs make every later pass slower: shorten them once, here.
         text = element.text
-        if text and len(text) > 1 and element not in preformatted:
-            element.text = _WHITESPACE_RUN.sub(_one_space, text)
+        if text and len(text) > 1 and (not preformatted or element not in preformatted):
+            element.text = _shorten_whitespace(text)
         tail = element.tail
-        if tail and len(tail) > 1 and (element not in preformatted or element in preformatted_roots):
-            element.tail = _WHITESPACE_RUN.sub(_one_space, tail)
+        if (
+            tail
+            and len(tail) > 1
+            and (not preformatted or element not in preformatted or element in preformatted_roots)
+        ):
+            element.tail = _shorten_whitespace(tail)
 
         tag = element.tag
         if tag in _DROP_TAGS:
@@ -244,7 +265,7 @@ def clean_tree(root: lxml.html.HtmlElement, base_url: str) -> None:
 
     for element in doomed:
         drop(element)
-    _drop_hidden(root, hidden)
+    _drop_hidden(root, hidden, keep_hidden)
     for element in javascript_links:
         if element.getparent() is not None:  # not itself dropped as hidden
             element.drop_tag()  # keep the link text, lose the script
@@ -252,20 +273,29 @@ def clean_tree(root: lxml.html.HtmlElement, base_url: str) -> None:
     _drop_forms(root)
 
 
-def _drop_hidden(root: lxml.html.HtmlElement, hidden: list[lxml.html.HtmlElement]) -> None:
-    """Drop elements hidden by ``hidden`` or an inline display:none / visibility:hidden.
+def _drop_hidden(root: lxml.html.HtmlElement, hidden: list[lxml.html.HtmlElement], mark: bool) -> None:
+    """Drop (or ``mark`` with HIDDEN) elements hidden by ``hidden`` or an inline display:none /
+    visibility:hidden.
 
     Except one that holds most of the page's text: some sites hide the whole page until their
     JavaScript has run, and the text is still the content.
     """
     if not hidden:
         return
-    body_chars = text_chars(body_of(root))
+    body_chars = rough_chars(body_of(root))
     for element in hidden:
-        if body_chars and text_chars(element) >= body_chars / 2:
+        if body_chars and rough_chars(element) >= body_chars / 2:
             element.attrib.pop("hidden", None)
+        elif mark and element.tag not in _INLINE_TAGS:
+            element.set(HIDDEN, "")
         else:
             drop(element)
+
+
+def rough_chars(element: lxml.html.HtmlElement) -> int:
+    """About how much text an element holds (whitespace counted as it is): cheaper than text_chars,
+    good enough to compare two elements of the same tree."""
+    return int(_STRING_LENGTH(element))
 
 
 def _unwrap_or_drop_noscripts(noscripts: list[lxml.html.HtmlElement]) -> None:
@@ -292,10 +322,18 @@ def _url_resolver(root: lxml.html.HtmlElement, base_url: str) -> Callable[[str],
         with contextlib.suppress(ValueError):  # a <base href> too broken to join with is ignored
             base = urljoin(base_url, base_element.get("href", "").strip())
 
+    origin = ""
+    with contextlib.suppress(ValueError):
+        parts = urlsplit(base)
+        if parts.scheme in ("http", "https") and parts.netloc:
+            origin = f"{parts.scheme}://{parts.netloc}"
+
     def resolve(url: str) -> str | None:
         url = url.strip().replace(" ", "%20")  # a space would end a Markdown link target
         if not base or url.startswith(("https://", "http://")):
             return url
+        if origin and url.startswith("/") and not url.startswith("//") and "/." not in url:
+            return origin + url  # the common case, without urljoin's cost
         try:
             return urljoin(base, url)
         except ValueError:  # e.g. a malformed IPv6 host
@@ -304,8 +342,16 @@ def _url_resolver(root: lxml.html.HtmlElement, base_url: str) -> Callable[[str],
     return resolve
 
 
-def _one_space(run: re.Match[str]) -> str:
-    return "\n" if "\n" in run.group() else " "
+def _shorten_whitespace(text: str) -> str:
+    """Each run of whitespace a newline if it holds one, else a space (runs of one character
+    other than a tab or a newline stay as they are)."""
+    if text.isspace():  # most often: indentation between tags
+        return "\n" if "\n" in text else " "
+    if "\n" in text:
+        text = _NEWLINE_RUN.sub("\n", text)
+    if "  " in text or "\t" in text or "\r" in text or "\f" in text:
+        text = _SPACE_RUN.sub(" ", text)
+    return text
 
 
 def _unlazy_image(image: lxml.html.HtmlElement) -> None:
@@ -315,7 +361,8 @@ def _unlazy_image(image: lxml.html.HtmlElement) -> None:
     for name in _LAZY_SRC_ATTRS:
         lazy = image.get(name, "").strip()
         if lazy and not lazy.startswith("data:"):
-            image.set("src", lazy)
+            # some sites put a srcset ("a.jpg 500w, b.jpg 1000w") there: its first URL
+            image.set("src", lazy.split()[0] if " " in lazy else lazy)
             return
 
 
@@ -324,9 +371,9 @@ def _drop_forms(root: lxml.html.HtmlElement) -> None:
     forms = root.xpath("//form")
     if not forms:
         return
-    body_chars = text_chars(body_of(root))
+    body_chars = rough_chars(body_of(root))
     for form in forms:  # the parser never nests forms
-        if body_chars and text_chars(form) >= body_chars / 2:
+        if body_chars and rough_chars(form) >= body_chars / 2:
             form.drop_tag()
         else:
             drop(form)

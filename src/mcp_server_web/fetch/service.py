@@ -112,7 +112,7 @@ class FetchService:
         refresh: bool,
         progress: ProgressReporter,
     ) -> Document:
-        # Imported on first use: lxml, readability and markdownify would add ~90 ms to start-up.
+        # Imported on first use: lxml, readability and trafilatura would add ~150 ms to start-up.
         from mcp_server_web.fetch.convert import convert
 
         response = await self._response(url, refresh, progress)
