@@ -5,7 +5,9 @@ Two halves, both pure and cheap:
 * ``parse_url`` turns user text into an ``httpx.URL`` that is unambiguous: http(s) only, no
   credentials, no fragment, no backslash tricks, and every IPv4 spelling a browser would accept
   (``0x7f.1``, ``2130706433``, ``0177.0.0.1``...) rewritten to the dotted quad it really means, so
-  the address that is vetted is the address that is connected to.
+  the address that is vetted is the address that is connected to. A URL refused as ambiguous
+  whose host, as some parser would read it, is a non-public address (``http://x@127.0.0.1/``,
+  ``http:\\\\10.0.0.1\\``) is refused as a blocked address: that is where it was aimed.
 * ``AddressPolicy`` decides whether an IP address may be connected to. Anything that is not a
   globally reachable unicast address is refused, including IPv6 spellings that smuggle an IPv4
   address (IPv4-mapped, 6to4, Teredo, NAT64...), unless the operator allowed it.
@@ -48,6 +50,8 @@ _HOST_CHARS = frozenset(string.ascii_lowercase + string.digits + "-._")
 _DIGITS = frozenset(string.digits)
 _HEX_DIGITS = frozenset(string.hexdigits)
 _OCT_DIGITS = frozenset(string.octdigits)
+# RFC 6874 allows any unreserved character in an IPv6 zone id ("eth0", "en0", "1", "wlan0.100").
+_ZONE_CHARS = frozenset(string.ascii_letters + string.digits + "-._~")
 
 
 def _shorten(text: str, limit: int = 100) -> str:
@@ -74,9 +78,17 @@ def parse_url(raw: str) -> httpx.URL:
         raise InvalidURL(f"the URL is {len(text)} characters long; at most {MAX_URL_LENGTH} are accepted.")
     if any(ord(char) < 0x20 or ord(char) == 0x7F for char in text):
         raise InvalidURL("the URL contains control characters (tabs, newlines or similar).")
+    if not text.isascii():
+        try:
+            # JSON's "\ud800" escapes reach us as lone surrogates, which every encoder below
+            # (percent-decoding, IDNA, httpx) rejects with an untyped UnicodeEncodeError.
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidURL("the URL contains an unpaired surrogate, which is not valid Unicode.") from None
 
     scheme, rest = _split_scheme(text)
     if not rest.startswith("//"):
+        _refuse_hidden_address(rest, _NO_SLASHES)
         if "\\" in rest[:2]:
             raise InvalidURL("the URL contains a backslash where '//' should follow the scheme.")
         raise InvalidURL(f"the URL must start with {scheme}:// followed by a host name.")
@@ -90,11 +102,16 @@ def parse_url(raw: str) -> httpx.URL:
     authority, tail = rest[:authority_end], rest[authority_end:]
     tail = tail.split("#", 1)[0]  # the fragment never reaches the server
 
+    if not authority:
+        # "http:///10.0.0.1/": no host for RFC 3986, but browsers skip the extra slash.
+        _refuse_hidden_address("//" + rest, _EMPTY_HOST)
     if "\\" in authority:
         # Browsers read "\" as "/" in http(s) URLs while RFC 3986 parsers do not, so
         # "http://good\@evil/" names a different host depending on who reads it.
+        _refuse_hidden_address("//" + rest, _BACKSLASH)
         raise InvalidURL("the URL contains a backslash in its host part.")
     if "@" in authority:
+        _refuse_hidden_address("//" + rest, _CREDENTIALS, _AS_CREDENTIALS)
         raise InvalidURL("URLs with embedded credentials (user:password@host) are not accepted.")
 
     host_text, port = _split_port(authority)
@@ -117,6 +134,9 @@ def _split_scheme(text: str) -> tuple[str, str]:
     # "example.com:8080/x" also matches the scheme pattern; a scheme never has a dot and is
     # never followed by a digit, so treat those as "no scheme".
     if match is None or "." in match.group(1) or text[match.end() : match.end() + 1].isdigit():
+        if match is not None and match.group(1).lower() in ALLOWED_SCHEMES:
+            # "http:127.0.0.1/" is http://127.0.0.1/ to a browser.
+            _refuse_hidden_address(text[match.end() :], _NO_SLASHES)
         raise InvalidURL(
             f"{_shorten(text)!r} has no scheme; write the URL in full, starting with http:// or https://."
         )
@@ -150,15 +170,7 @@ def _parse_host(host_text: str) -> tuple[str, IPAddress | None]:
     if not host_text:
         raise InvalidURL("the URL has no host name.")
     if host_text.startswith("["):
-        literal = host_text[1:-1]
-        if "%" in literal:
-            # Zone ids pick a local interface and only make sense for link-local targets.
-            raise InvalidURL("IPv6 addresses with a zone id (the '%' part) are not accepted.")
-        try:
-            address = ipaddress.IPv6Address(literal)
-        except ValueError:
-            raise InvalidURL(f"{_shorten(host_text)!r} is not a valid IPv6 address.") from None
-        return address.compressed, address
+        return _parse_ipv6_literal(host_text)
 
     # Browsers percent-decode the host and apply IDNA mapping (which turns full-width digits and
     # dots into ASCII) before deciding whether it is an IPv4 address; do the same.
@@ -176,6 +188,29 @@ def _parse_host(host_text: str) -> tuple[str, IPAddress | None]:
     if host.startswith(".") or ".." in host:
         raise InvalidURL(f"the host name {_shorten(decoded)!r} has an empty label.")
     return host, None
+
+
+def _parse_ipv6_literal(host_text: str) -> tuple[str, ipaddress.IPv6Address]:
+    """An IPv6 literal, zone id included: "[fe80::1%25eth0]" (RFC 6874) or "[fe80::1%eth0]".
+
+    A zone id is kept rather than refused here: it names a local interface, so the address
+    policy refuses it as a blocked address (what it is), and an operator who allows private
+    destinations can still reach a link-local host. In the URL it is written the RFC 6874 way.
+    """
+    literal = host_text[1:-1]
+    address_text, percent, zone = literal.partition("%")
+    if percent:
+        # "%25" is the percent-encoded "%" of RFC 6874, which wins over reading it as a bare
+        # "%" (also accepted, as curl does) followed by a zone starting with "25".
+        zone = zone.removeprefix("25")
+        if not zone or not set(zone) <= _ZONE_CHARS:
+            raise InvalidURL(f"{_shorten(host_text)!r} has an IPv6 zone id that is not valid.")
+        address_text = f"{address_text}%{zone}"
+    try:
+        address = ipaddress.IPv6Address(address_text)
+    except ValueError:
+        raise InvalidURL(f"{_shorten(host_text)!r} is not a valid IPv6 address.") from None
+    return address.compressed.replace("%", "%25", 1), address
 
 
 def _to_ascii(host: str) -> str:
@@ -248,6 +283,7 @@ def resolve_redirect(current: httpx.URL, location: str) -> httpx.URL:
     if not target:
         raise InvalidURL("the redirect's Location header is empty.")
     if "\\" in target[:2]:
+        _refuse_hidden_address(target, _BACKSLASH_TARGET)
         raise InvalidURL("the redirect target starts with a backslash, which is ambiguous.")
     if target.startswith("//"):
         return parse_url(f"{current.scheme}:{target}")
@@ -258,10 +294,68 @@ def resolve_redirect(current: httpx.URL, location: str) -> httpx.URL:
 
 def literal_ip(host: str) -> IPAddress | None:
     """The address when host is an IP literal (as parse_url leaves it), else None."""
+    # parse_url writes zone ids the RFC 6874 way ("fe80::1%25eth0"); ipaddress wants "%eth0".
+    text = host.strip("[]").replace("%25", "%", 1)
     try:
-        return ipaddress.ip_address(host.strip("[]"))
+        return ipaddress.ip_address(text)
     except ValueError:
         return None
+
+
+# Why a URL that is refused as ambiguous is refused, and how it still names an address.
+_NO_SLASHES = "URLs must have '//' right after the scheme"
+_BACKSLASH = "backslashes are not accepted in the host part of a URL"
+_EMPTY_HOST = "URLs must name their host right after '//'"
+_BACKSLASH_TARGET = "a redirect target starting with a backslash is ambiguous"
+_CREDENTIALS = "URLs with embedded credentials are not accepted"
+_AS_RFC = "the host of this URL for RFC 3986 parsers"
+_AS_BROWSER = "the host of this URL for browsers (they read '\\' as '/' and need no '//' after the scheme)"
+_AS_CREDENTIALS = "hidden behind embedded credentials (user@host)"
+
+
+class HiddenAddress(BlockedAddress, InvalidURL):
+    """A URL refused as malformed or ambiguous that, read as some parser would, reaches a
+    non-public address.
+
+    Both are true, so it is both errors: code that handles InvalidURL keeps working, and the code
+    reported to the caller (BlockedAddress's, first in the MRO) says where the URL was aimed.
+    """
+
+
+def _host_readings(after_scheme: str) -> list[tuple[str, str]]:
+    """The host text an RFC 3986 parser and a browser would each take from what follows "http:"."""
+    readings = [(_authority_host(after_scheme[2:]), _AS_RFC)] if after_scheme.startswith("//") else []
+    # WHATWG URL Standard, special schemes: "\" is "/" and any run of slashes starts the authority.
+    readings.append((_authority_host(after_scheme.replace("\\", "/").lstrip("/")), _AS_BROWSER))
+    return readings
+
+
+def _authority_host(rest: str) -> str:
+    ends = [position for position in (rest.find(char) for char in "/?#") if position != -1]
+    authority = rest[: min(ends, default=len(rest))].rpartition("@")[2]
+    if authority.startswith("["):
+        return authority[: authority.find("]") + 1]
+    return authority.partition(":")[0]
+
+
+def _refuse_hidden_address(after_scheme: str, refused_because: str, disguise: str | None = None) -> None:
+    """Raise HiddenAddress when some reading of an ambiguous URL's host is a non-public literal.
+
+    Judged by the built-in rules, not the operator's allowances: the URL is refused either way,
+    and telling the caller it pointed at 127.0.0.1 is the useful part. Host names are not
+    resolved here; such URLs are refused as invalid.
+    """
+    for host_text, reading in _host_readings(after_scheme):
+        try:
+            _, address = _parse_host(host_text)
+        except InvalidURL:
+            continue
+        rule = None if address is None else _BUILT_IN_POLICY.refusal(address)
+        if address is not None and rule is not None:
+            raise HiddenAddress(
+                f"refusing to connect to {_display(address)}: it is {_article(rule)} {rule}, "
+                f"{disguise or reading}; {refused_because}."
+            )
 
 
 # --------------------------------------------------------------------------------------------
@@ -275,8 +369,14 @@ CLOUD_METADATA = frozenset(
     ipaddress.ip_address(address)
     for address in (
         "169.254.169.254",  # AWS, GCP, Azure, OpenStack, DigitalOcean...
+        "169.254.170.2",  # AWS ECS task metadata and credentials
         "fd00:ec2::254",  # AWS over IPv6
+        "fd20:ce::254",  # GCP over IPv6
         "100.100.100.200",  # Alibaba Cloud
+        "192.0.0.192",  # Oracle Cloud
+        # Azure's WireServer: a public address, so no range rule catches it, yet from inside an
+        # Azure VM it answers with the VM's goal state and certificates.
+        "168.63.129.16",
     )
 )
 
@@ -446,6 +546,9 @@ class AddressPolicy:
             f"refusing to connect to {shown}{about}: it is {_article(rule)} {rule}. "
             "Set MCP_WEB_ALLOW_PRIVATE=true, or add the range to MCP_WEB_ALLOW_CIDRS, to allow it."
         )
+
+
+_BUILT_IN_POLICY = AddressPolicy()
 
 
 # --------------------------------------------------------------------------------------------

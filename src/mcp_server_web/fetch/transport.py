@@ -16,7 +16,8 @@ import httpcore
 import httpx
 
 from mcp_server_web.config import ConfigError
-from mcp_server_web.fetch.guard import AddressPolicy, Resolver, vet_host
+from mcp_server_web.errors import WebToolError
+from mcp_server_web.fetch.guard import AddressPolicy, Resolver, resolve_redirect, vet_host
 from mcp_server_web.fetch.proxy import ProxyRoutes
 
 
@@ -168,6 +169,12 @@ class GuardedTransport(httpx.AsyncBaseTransport):
             self._proxied[proxy_url] = _BackendTransport(backend, ssl_context, limits, proxy)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._route(request)
+        if response.has_redirect_location:
+            await _canonical_location(request, response)
+        return response
+
+    async def _route(self, request: httpx.Request) -> httpx.Response:
         proxy_url = self._routes.proxy_for(request.url)
         if proxy_url is None:
             return await self._direct.handle_async_request(request)
@@ -180,3 +187,21 @@ class GuardedTransport(httpx.AsyncBaseTransport):
         await self._direct.aclose()
         for transport in self._proxied.values():
             await transport.aclose()
+
+
+async def _canonical_location(request: httpx.Request, response: httpx.Response) -> None:
+    """Replace a redirect's Location with the URL parse_url makes of it, or refuse it now.
+
+    httpx's client parses every Location header, even with follow_redirects=False (to offer
+    ``response.next_request``), and its parser disagrees with ours: "http://0177.0.0.1/" or
+    "http://１２７．０．０．１/" fail there with "not valid HTTP", and "http:127.0.0.1/" with an
+    untyped httpx.InvalidURL. Parsing the target here the way the Fetcher will lets a redirect
+    to a refused address be reported as one (BlockedAddress, InvalidURL), and hands httpx only
+    URLs it can read.
+    """
+    try:
+        target = resolve_redirect(request.url, response.headers["location"])
+    except WebToolError:
+        await response.aclose()
+        raise
+    response.headers["location"] = str(target)
