@@ -80,6 +80,7 @@ def test_fetch_prints_the_markdown(origin: Origin) -> None:
     assert out.stdout.startswith(f"# {ARTICLE_TITLE}")
     assert "Paragraph 12: rivers carry sediment" in out.stdout
     assert "SECRET_SCRIPT_TEXT" not in out.stdout
+    assert "untrusted-content" not in out.stdout  # the fence is for models, not for a terminal
     assert out.stderr == ""
 
 
@@ -90,6 +91,7 @@ def test_fetch_prints_the_whole_document_across_pages(origin: Origin) -> None:
     assert out.returncode == 0, out.stderr
     assert len(out.stdout) > 100_000
     assert "start_index=" not in out.stdout  # no continuation line between or after pages
+    assert "untrusted-content" not in out.stdout  # nor any page's fence tags
     found = re.findall(r"Section (\d+) paragraph (\d+)\.", out.stdout)
     # Every paragraph exactly once, in order: the pages were joined without loss or overlap.
     assert found == [(str(s), str(p)) for s in range(120) for p in range(4)]
@@ -104,6 +106,9 @@ def test_fetch_one_page_with_max_length(origin: Origin) -> None:
     assert continuation is not None, out.stdout[-300:]
     assert int(continuation.group(1)) <= 600
     assert "#" not in out.stdout  # plain text, not Markdown headings
+    # One page exactly as a model gets it: fenced, with the continuation line after the fence.
+    assert re.match(r'<untrusted-content id="[0-9a-f]{16}" source="[^"]*">\n', out.stdout)
+    assert re.search(r'\n</untrusted-content id="[0-9a-f]{16}">\n\n\[\d+ more characters', out.stdout)
 
 
 def test_fetch_whole_page_keeps_navigation(origin: Origin) -> None:
@@ -164,6 +169,7 @@ def test_search_prints_numbered_results_and_the_provider(fakes: dict[str, FakePr
     assert "1. [Result r0](https://site0.example.com/r/0)" in out.stdout
     assert "3. [Result r2](https://site2.example.com/r/2)" in out.stdout
     assert "4. " not in out.stdout
+    assert "untrusted-content" not in out.stdout
     assert brave.params()["q"] == "rivers and valleys"
 
 

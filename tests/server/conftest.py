@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from ipaddress import ip_network
 from typing import Any
 
@@ -53,3 +55,46 @@ def text_of(result: CallToolResult) -> str:
 def error_code(result: CallToolResult) -> str:
     assert result.is_error, f"expected an error, got: {text_of(result)[:300]}"
     return text_of(result).split(":", 1)[0]
+
+
+# Written out here rather than imported from server/boundary.py, so the tests check the format the
+# tool descriptions promise, not whatever the implementation happens to produce.
+_OPENING = re.compile(r'<untrusted-content id="(?P<id>[0-9a-f]{16})" source="(?P<source>[^"<>\n]*)">\n')
+
+
+@dataclass(frozen=True)
+class Fenced:
+    """A tool text split at its untrusted-content fence."""
+
+    id: str
+    source: str
+    before: str
+    inside: str
+    after: str
+
+
+def fenced(result: CallToolResult | str) -> Fenced:
+    """The one fence in a tool's text, checked: the first opening tag is the real one (it comes
+    before any text from the web), its id occurs exactly twice (the opening and the closing
+    tag), and the closing tag stands on its own line after the opening one."""
+    text = result if isinstance(result, str) else text_of(result)
+    opening = _OPENING.search(text)
+    assert opening is not None, f"no fence in: {text[:300]}"
+    marker = opening["id"]
+    closing = f'\n</untrusted-content id="{marker}">'
+    assert text.count(marker) == 2, f"id {marker} occurs {text.count(marker)} times"
+    assert text.count(closing) == 1
+    end = text.index(closing)
+    assert end >= opening.end()
+    return Fenced(
+        id=marker,
+        source=opening["source"],
+        before=text[: opening.start()],
+        inside=text[opening.end() : end],
+        after=text[end + len(closing) :],
+    )
+
+
+def fenced_text(result: CallToolResult | str) -> str:
+    """The text inside the fence of a tool's answer, after checking the fence."""
+    return fenced(result).inside

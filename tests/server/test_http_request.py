@@ -17,7 +17,7 @@ from mcp_server_web.config import Settings
 from mcp_server_web.fetch.decode import ACCEPT_ENCODING
 from mcp_server_web.server.app import build_server
 from mcp_server_web.server.http_request_tool import DEFAULT_ACCEPT, TEXT_LIMIT, HttpRequestOutput
-from tests.server.conftest import error_code, make_settings, text_of
+from tests.server.conftest import error_code, fenced, make_settings, text_of
 from tests.support.netguard import GuardBackend
 from tests.support.origin import Origin, Reply, RequestContext
 from tests.support.samples import png_bytes
@@ -103,8 +103,13 @@ async def test_get_json_is_parsed(client: Client, origin: Origin) -> None:
     assert out["truncated"] is False
     assert out["headers"]["content-type"] == "application/json"
     assert text.startswith("HTTP 200 OK\n")
-    assert "content-type: application/json" in text
-    assert '```json\n{\n  "items": [\n    1,\n    2\n  ],\n  "name": "café"\n}\n```' in text
+    answer = fenced(text)
+    assert answer.before == "HTTP 200 OK\n\n" and answer.after == "" and answer.source == url
+    # The server's headers are its words too: inside the fence, with the body.
+    assert answer.inside.startswith("content-type: application/json\n")
+    assert answer.inside.endswith(
+        '\n\n```json\n{\n  "items": [\n    1,\n    2\n  ],\n  "name": "café"\n}\n```'
+    )
     seen = origin.requests[-1]
     assert seen.method == "GET"
     assert seen.headers["accept"] == DEFAULT_ACCEPT
@@ -153,8 +158,9 @@ async def test_head_returns_headers_and_no_body(client: Client, origin: Origin) 
     assert out["status"] == 200
     assert out["body"] is None
     assert out["headers"]["etag"] == '"v1"'
-    assert 'etag: "v1"' in text
-    assert "no body" in text
+    answer = fenced(text)
+    assert 'etag: "v1"' in answer.inside
+    assert "no body" in answer.after and "no body" not in answer.inside
 
 
 async def test_params_are_appended_to_the_query(client: Client, origin: Origin) -> None:
@@ -224,7 +230,8 @@ async def test_text_response_is_decoded_with_its_charset(client: Client, origin:
     out, text = await call(client, url=url)
     assert out["body"] == "Grüße aus Köln"
     assert out["content_type"] == "text/plain"
-    assert text.endswith("\n\nGrüße aus Köln")
+    answer = fenced(text)
+    assert answer.inside.endswith("\n\nGrüße aus Köln") and answer.after == ""
     assert "```" not in text
 
 
@@ -234,7 +241,7 @@ async def test_binary_response_is_described_not_shown(client: Client, origin: Or
     out, text = await call(client, url=url)
     assert out["body"] is None
     assert out["content_type"] == "image/png"
-    assert f"(binary body, {len(image)} bytes, image/png, not shown)" in text
+    assert f"(binary body, {len(image)} bytes, image/png, not shown)" in fenced(text).after
     assert "PNG" not in text
 
 
@@ -273,8 +280,9 @@ async def test_long_text_is_cut_in_the_text_content_only(client: Client, origin:
     out, text = await call(client, url=url)
     assert out["truncated"] is False
     assert len(out["body"]) == TEXT_LIMIT + 500
-    assert f"Showing the first {TEXT_LIMIT:,} of {TEXT_LIMIT + 500:,} characters" in text
-    assert text.endswith("\n\n" + "y" * TEXT_LIMIT)
+    answer = fenced(text)
+    assert f"Showing the first {TEXT_LIMIT:,} of {TEXT_LIMIT + 500:,} characters" in answer.before
+    assert answer.inside.endswith("\n\n" + "y" * TEXT_LIMIT) and answer.after == ""
     assert "y" * (TEXT_LIMIT + 1) not in text
 
 
@@ -365,6 +373,7 @@ async def test_listed_with_its_contract_when_enabled(client: Client) -> None:
     assert tool.description is not None
     assert "robots.txt is not consulted" in tool.description
     assert "untrusted" in tool.description
+    assert '</untrusted-content id="...">' in tool.description
 
 
 def test_defaults_leave_http_request_off() -> None:

@@ -13,7 +13,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.server.conftest import error_code, text_of
+from tests.server.conftest import error_code, fenced_text, text_of
 from tests.support.origin import Origin
 from tests.support.samples import ARTICLE_TITLE, article_html
 
@@ -62,7 +62,7 @@ async def _exercise(client: Client, origin: Origin) -> None:
     assert "web_fetch" in tools
     result = await client.call_tool("web_fetch", {"url": origin.serve("/a", article_html())})
     assert not result.is_error, text_of(result)
-    assert f"# {ARTICLE_TITLE}" in text_of(result)
+    assert f"# {ARTICLE_TITLE}" in fenced_text(result)
     assert result.structured_content["status"] == 200
     refused = await client.call_tool("web_fetch", {"url": "http://192.168.1.1/"})
     assert error_code(refused) == "blocked_address"

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from mcp_server_web.server.app import build_server
-from tests.server.conftest import error_code, make_settings, text_of
+from tests.server.conftest import error_code, fenced, fenced_text, make_settings, text_of
 from tests.support.origin import Origin, RequestContext, trickle
 from tests.support.samples import (
     ARTICLE_TITLE,
@@ -56,14 +56,15 @@ async def test_meta_declared_shift_jis_is_decoded(client: Client, origin: Origin
     url = origin.serve("/jp", shift_jis_page(), content_type="text/html")
     result = await client.call_tool("web_fetch", {"url": url})
     assert not result.is_error, text_of(result)
-    assert "川は長い時間をかけて谷を削ります" in text_of(result)
+    assert "川は長い時間をかけて谷を削ります" in fenced_text(result)
 
 
 async def test_json_is_pretty_printed_in_a_fence(client: Client, origin: Origin) -> None:
     url = origin.serve("/data.json", json.dumps({"name": "river", "lengths": [1, 2]}), "application/json")
     result = await client.call_tool("web_fetch", {"url": url})
-    text = text_of(result)
-    assert text.startswith("```json\n") and '  "name": "river"' in text
+    page = fenced(result)
+    assert page.before == "" and page.source == url
+    assert page.inside.startswith("```json\n") and '  "name": "river"' in page.inside
     assert result.structured_content["content_type"] == "application/json"
 
 
@@ -76,7 +77,9 @@ async def test_text_and_markdown_pass_through(
 ) -> None:
     url = origin.serve("/doc", body, f"{content_type}; charset=utf-8")
     result = await client.call_tool("web_fetch", {"url": url})
-    assert text_of(result).strip() == body
+    page = fenced(result)
+    assert page.before == "" and page.after == ""
+    assert page.inside.strip() == body
     assert result.structured_content["content_type"] == content_type
 
 
@@ -215,6 +218,7 @@ async def test_gzip_bomb_stops_at_the_cap(origin: Origin) -> None:
 async def test_pagination_invariants(client: Client, origin: Origin) -> None:
     url = origin.serve("/long", long_markdown_html())
     pages: list[str] = []
+    ids: set[str] = set()
     totals: set[int] = set()
     start: int | None = 0
     while start is not None:
@@ -222,16 +226,27 @@ async def test_pagination_invariants(client: Client, origin: Origin) -> None:
         data = result.structured_content
         assert data["start_index"] == start
         totals.add(data["total_length"])
-        body = text_of(result)
+        page = fenced(result)
+        assert page.before == ""
+        ids.add(page.id)
         if data["next_start_index"] is not None:
             assert data["truncated"] is True
-            footer = f"Call web_fetch again with start_index={data['next_start_index']} to continue."
-            assert body.rstrip().endswith(footer + "]")
-            body = body[: body.rindex("\n\n[")]
-            assert len(body) <= 3000
-        pages.append(body)
+            remaining = data["total_length"] - data["next_start_index"]
+            footer = (
+                f"[{remaining} more characters of {data['total_length']}. "
+                f"Call web_fetch again with start_index={data['next_start_index']} to continue.]"
+            )
+            # The continuation line is ours: after the fence, never inside it.
+            assert page.after == "\n\n" + footer
+            assert len(page.inside) <= 3000
+            assert data["next_start_index"] - start == len(page.inside)
+        else:
+            assert page.after == ""
+        pages.append(page.inside)
         start = data["next_start_index"]
         assert len(pages) < 100
+    # Every page, served from the cache or not, has an id of its own.
+    assert len(ids) == len(pages)
     assert len(totals) == 1 and len(pages) > 3
     document = "".join(pages)
     assert len(document) == totals.pop()
@@ -239,7 +254,9 @@ async def test_pagination_invariants(client: Client, origin: Origin) -> None:
     assert origin.hits("/long") == 1
     # The whole document in one call equals the concatenated pages.
     whole = await client.call_tool("web_fetch", {"url": url, "max_length": 100000})
-    assert text_of(whole) == document and whole.structured_content["cached"] is True
+    entire = fenced(whole)
+    assert (entire.before, entire.inside, entire.after) == ("", document, "")
+    assert entire.id not in ids and whole.structured_content["cached"] is True
 
 
 async def test_start_index_past_the_end(client: Client, origin: Origin) -> None:

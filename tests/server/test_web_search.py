@@ -8,7 +8,7 @@ import anyio
 from mcp import Client
 
 from mcp_server_web.server.app import build_server
-from tests.server.conftest import error_code, text_of
+from tests.server.conftest import error_code, fenced, text_of
 from tests.support.fakes.base import FakeProvider, sample_results, settings_for
 
 
@@ -32,10 +32,12 @@ async def test_structured_results_and_attempts(fakes: dict[str, FakeProvider]) -
     assert data["results"][0]["snippet"] == "Snippet number 0 about the query & more."
     assert [(a["provider"], a["outcome"]) for a in data["attempts"]] == [("tavily", "error"), ("brave", "ok")]
     assert data["attempts"][0]["error"].startswith("rate_limit")
-    text = text_of(result)
-    assert text.startswith('Results for "rivers" from brave')
-    assert "1. [Result r0](https://site0.example.com/r/0)" in text
-    assert "tavily failed: rate_limit" in text
+    listing = fenced(result)
+    assert listing.before == 'Results for "rivers" from brave:\n\n' and listing.source == "brave"
+    assert listing.inside.startswith("1. [Result r0](https://site0.example.com/r/0)\n")
+    assert "3. [Result r2]" in listing.inside and "4. " not in listing.inside
+    # Our fallback notes are outside the fence.
+    assert "tavily failed: rate_limit" in listing.after
 
 
 async def test_domains_and_time_range_reach_the_provider(fakes: dict[str, FakeProvider]) -> None:
@@ -77,6 +79,7 @@ async def test_empty_answer_is_not_an_error(fakes: dict[str, FakeProvider]) -> N
     assert not result.is_error
     assert result.structured_content["results"] == [] and result.structured_content["provider"] is None
     assert text_of(result).startswith('No results for "zzzz"')
+    assert "untrusted-content" not in text_of(result)  # nothing from a third party to fence
 
 
 async def test_search_tool_is_listed_with_its_contract(fakes: dict[str, FakeProvider]) -> None:

@@ -21,6 +21,7 @@ from mcp_types import CallToolResult
 from mcp_server_web import __version__
 from mcp_server_web.config import KNOWN_PROVIDERS, ConfigError, Settings
 from mcp_server_web.server.app import build_server
+from mcp_server_web.server.boundary import split_fence, unfenced
 from mcp_server_web.server.schemas import FETCH_MAX_LENGTH_LIMIT
 
 EXIT_OK = 0
@@ -125,9 +126,9 @@ async def _fetch(settings: Settings, namespace: argparse.Namespace, out: TextIO)
 async def fetch_whole(client: Client, arguments: dict[str, Any], *, start_index: int = 0) -> str:
     """The whole document from start_index on: every page, continuation lines left out.
 
-    Pages are consecutive slices of one cached document, so a page's own text is the first
-    (next_start_index - start_index) characters of what the tool returned; the rest is the
-    continuation line meant for a model.
+    Pages are consecutive slices of one cached document, so a page's own text is what the tool
+    fenced as untrusted content; the rest is the continuation line meant for a model. A person
+    reading the document in a terminal gets it without the fence tags.
     """
     parts: list[str] = []
     start = start_index
@@ -139,9 +140,12 @@ async def fetch_whole(client: Client, arguments: dict[str, Any], *, start_index:
         structured = result.structured_content or {}
         following = structured.get("next_start_index")
         if not isinstance(following, int) or following <= start:
-            parts.append(text)  # the last page (or no way forward): it carries no continuation line
+            # The last page (or no way forward): no continuation line, and its notes are kept.
+            parts.append(unfenced(text))
             return "".join(parts)
-        parts.append(text[: following - start])
+        fenced = split_fence(text)
+        page = fenced[1] if fenced is not None else text
+        parts.append(page[: following - start])
         start = following
 
 
@@ -158,7 +162,7 @@ async def _search(settings: Settings, namespace: argparse.Namespace, out: TextIO
             arguments[name] = value
     async with Client(build_server(_with_tool(settings, "web_search"))) as client:
         result = await _call(client, "web_search", arguments)
-    _write(out, text_of(result))
+    _write(out, unfenced(text_of(result)))
 
 
 # --------------------------------------------------------------------------------------------

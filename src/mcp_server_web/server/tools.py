@@ -2,6 +2,9 @@
 
 Every failure becomes an MCP tool error (isError) whose text starts with a stable code; nothing
 raises into the protocol and no stack trace reaches the client.
+
+Text from the web (a page, search results) reaches the model fenced (see server/boundary.py);
+what we write ourselves around it (headers, notes, the continuation line) stays outside.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from mcp_server_web.fetch.pages import continuation_footer
 from mcp_server_web.fetch.types import OUTPUT_FORMATS
 from mcp_server_web.providers.base import TIME_RANGES, TOPICS, SearchQuery
 from mcp_server_web.server.arguments import as_bool, as_choice, as_domains, as_int, as_text
+from mcp_server_web.server.boundary import fence, one_line
 from mcp_server_web.server.schemas import (
     FETCH_MAX_LENGTH_DEFAULT,
     FETCH_MAX_LENGTH_LIMIT,
@@ -37,9 +41,19 @@ from mcp_server_web.server.services import Services
 logger = logging.getLogger(__name__)
 P = ParamSpec("P")
 
+ERROR_TEXT_LIMIT = 1000
+"""Most characters of an error's text. Errors are not fenced, yet some quote remote text (a
+robots.txt rule, a provider's error message, a content type): kept to one bounded line, such a
+quote cannot pass for a block of text of its own."""
+NOTE_LIMIT = 500
+"""Most characters of one conversion note, for the same reason: a note can name something the
+page chose (the id of a script its text was recovered from)."""
+
 
 def error_result(error: WebToolError) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=str(error))], is_error=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=one_line(str(error), ERROR_TEXT_LIMIT))], is_error=True
+    )
 
 
 def reports_errors(tool: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Awaitable[CallToolResult]]:
@@ -121,24 +135,33 @@ async def web_search(
 
 
 def render_search_answer(answer: WebSearchOutput) -> str:
-    """The compact numbered Markdown list the model reads."""
+    """The compact numbered Markdown list the model reads.
+
+    Titles, URLs and snippets are the provider's and the sites' words: the list is fenced, and
+    our header line and fallback notes stay outside.
+    """
     failed = [a for a in answer.attempts if a.outcome in ("error", "skipped")]
+    # A provider's reason can quote its upstream's words, and these notes sit outside the fence.
     notes = "".join(
-        f"\n- {a.provider} {'failed' if a.outcome == 'error' else 'skipped'}: {a.error}" for a in failed
+        f"\n- {a.provider} {'failed' if a.outcome == 'error' else 'skipped'}: "
+        f"{one_line(str(a.error), NOTE_LIMIT)}"
+        for a in failed
     )
     if not answer.results:
         tried = ", ".join(a.provider for a in answer.attempts)
         return f'No results for "{answer.query}" (tried: {tried}).' + (f"\n{notes}" if notes else "")
+    listing: list[str] = []
+    for number, result in enumerate(answer.results, start=1):
+        listing.append(f"{number}. [{result.title or result.url}]({result.url})")
+        if result.published:
+            listing.append(f"   Published: {result.published}")
+        if result.snippet:
+            listing.append(f"   {result.snippet}")
     lines = [
         f'Results for "{answer.query}" from {answer.provider}{" (cached)" if answer.cached else ""}:',
         "",
+        fence("\n".join(listing), source=answer.provider or "search"),
     ]
-    for number, result in enumerate(answer.results, start=1):
-        lines.append(f"{number}. [{result.title or result.url}]({result.url})")
-        if result.published:
-            lines.append(f"   Published: {result.published}")
-        if result.snippet:
-            lines.append(f"   {result.snippet}")
     if notes:
         lines.append("")
         lines.append(f"Fallback notes:{notes}")
@@ -179,9 +202,15 @@ async def web_fetch(
         progress=progress,
     )
     document, page = result.document, result.page
-    notes = [f"[Note: {warning}]" for warning in document.warnings] if page.start_index == 0 else []
+    notes = (
+        [f"[Note: {one_line(warning, NOTE_LIMIT)}]" for warning in document.warnings]
+        if page.start_index == 0
+        else []
+    )
     footer = continuation_footer(page)
-    text = "\n\n".join([page.text, *notes, *([footer] if footer else [])])
+    # Only the slice of the document is fenced, so start_index and next_start_index still count
+    # characters of the document itself; every call (cached pages too) draws its own id.
+    text = "\n\n".join([fence(page.text, source=document.final_url), *notes, *([footer] if footer else [])])
     output = WebFetchOutput(
         url=document.url,
         final_url=document.final_url,
