@@ -156,9 +156,11 @@ async def test_sigterm_lets_in_flight_calls_finish(origin: Origin) -> None:
             tg.start_soon(slow_call)
             # Wait (bounded) until the call is in flight at the origin: on a loaded machine the
             # client's start-up alone can take longer than any fixed sleep.
-            with anyio.fail_after(20):
-                while origin.hits("/slow") == 0:
-                    await anyio.sleep(0.05)
+            for _ in range(400):  # up to 20 s
+                if origin.hits("/slow"):
+                    break
+                await anyio.sleep(0.05)
+            assert origin.hits("/slow") == 1
             server.process.send_signal(15)
             await anyio.sleep(0.3)
             # New connections are refused while the in-flight call finishes.

@@ -91,6 +91,8 @@ class RequestContext:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's default backlog of 5 stalls bursts of concurrent clients by seconds.
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], origin: Origin) -> None:
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET

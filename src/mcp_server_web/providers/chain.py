@@ -10,6 +10,7 @@ the answer is exactly what one provider returned, filtered and deduplicated.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -58,21 +59,39 @@ class SearchAnswer:
     cached: bool = False
 
 
+class SearchFailed(AllProvidersFailed):
+    """Every provider failed; ``attempts`` says how each one did (the message says it too)."""
+
+    def __init__(self, message: str, attempts: tuple[Attempt, ...]) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
 @dataclass
 class _Cooldown:
     until: float = 0.0
     strikes: int = 0
     reason: str = ""
+    penalty: int = 0
+    """The ``Cooldowns`` penalty count when this provider was last penalized."""
 
 
 @dataclass
 class Cooldowns:
-    """Per-provider "do not call before" times: Retry-After when given, else 1 min doubling to 1 h."""
+    """Per-provider "do not call before" times: Retry-After when given, else 1 min doubling to 1 h.
+
+    Concurrent searches share these, so an answer can belong to a request sent before the
+    provider's latest penalty. Such late answers neither add a strike (a burst that meets one
+    rate limit is one strike, not one per request) nor lift the cooldown (a request the provider
+    accepted before limiting us says nothing about now). ``mark()`` taken when an attempt starts,
+    passed to ``penalize`` and ``reset``, is how they tell.
+    """
 
     clock: Callable[[], float] = time.monotonic
     first: float = COOLDOWN_FIRST
     maximum: float = COOLDOWN_MAX
     _state: dict[str, _Cooldown] = field(default_factory=dict)
+    _penalties: int = 0
 
     def remaining(self, provider: str) -> float:
         state = self._state.get(provider)
@@ -82,20 +101,38 @@ class Cooldowns:
         state = self._state.get(provider)
         return state.reason if state else ""
 
-    def penalize(self, provider: str, error: ProviderError) -> float:
-        """Start (or extend) a cooldown after error; returns its length in seconds."""
-        state = self._state.setdefault(provider, _Cooldown())
-        state.strikes += 1
+    def mark(self) -> int:
+        """A token for an attempt about to start."""
+        return self._penalties
+
+    def _penalized_since(self, provider: str, mark: int | None) -> _Cooldown | None:
+        state = self._state.get(provider)
+        return state if state is not None and mark is not None and state.penalty > mark else None
+
+    def penalize(self, provider: str, error: ProviderError, *, since: int | None = None) -> float:
+        """Start (or extend) a cooldown after error, for an attempt started at ``since`` (a
+        ``mark()``; None: a fresh attempt); returns the cooldown's length in seconds from now."""
+        now = self.clock()
+        current = self._penalized_since(provider, since)
+        state = current or self._state.setdefault(provider, _Cooldown())
+        if current is None:
+            state.strikes += 1
         if error.retry_after is not None:
             length = min(RETRY_AFTER_MAX, max(0.0, error.retry_after))
         else:
             length = min(self.maximum, self.first * 2 ** (state.strikes - 1))
-        state.until = self.clock() + length
-        state.reason = error.kind
+        if current is not None:
+            # The same episode seen again: it can only be longer than we thought.
+            length = max(length, state.until - now)
+        self._penalties += 1
+        state.until, state.reason, state.penalty = now + length, error.kind, self._penalties
         return length
 
-    def reset(self, provider: str) -> None:
-        self._state.pop(provider, None)
+    def reset(self, provider: str, *, since: int | None = None) -> None:
+        """Forget the provider's cooldown after it answered an attempt started at ``since``,
+        unless it was penalized after that attempt began."""
+        if self._penalized_since(provider, since) is None:
+            self._state.pop(provider, None)
 
 
 def _cache_key(query: SearchQuery, pinned: str | None) -> tuple[object, ...]:
@@ -160,7 +197,7 @@ class SearchChain:
             # At least one provider answered, with nothing: that is an answer, not a failure.
             return SearchAnswer(query, None, (), tuple(attempts))
         reasons = "; ".join(f"{a.provider}: {a.error}" for a in attempts)
-        raise AllProvidersFailed(f"every search provider failed ({reasons}).")
+        raise SearchFailed(f"every search provider failed ({reasons}).", tuple(attempts))
 
     def _names_for(self, pin: str | None) -> tuple[str, ...]:
         if pin is None:
@@ -184,13 +221,16 @@ class SearchChain:
         cooling = self.cooldowns.remaining(name)
         if cooling > 0:
             reason = self.cooldowns.reason(name)
-            attempts.append(Attempt(name, "skipped", f"cooling down for {cooling:.0f} s after {reason}", 0))
+            # Rounded up: "0 s" would read as if the cooldown were over.
+            wait = math.ceil(cooling)
+            attempts.append(Attempt(name, "skipped", f"cooling down for {wait} s after {reason}", 0))
             return []
         budget = min(self._provider_timeout, deadline - anyio.current_time())
         if budget <= 0:
             attempts.append(Attempt(name, "skipped", "the overall search deadline was reached", 0))
             return []
         started = time.perf_counter()
+        mark = self.cooldowns.mark()
         try:
             with anyio.fail_after(budget):
                 raw = await provider.search(query, timeout=budget)
@@ -207,13 +247,13 @@ class SearchChain:
         elapsed_ms = round((time.perf_counter() - started) * 1000)
         if error is not None:
             if error.kind in COOLDOWN_KINDS:
-                length = self.cooldowns.penalize(name, error)
+                length = self.cooldowns.penalize(name, error, since=mark)
                 logger.info("%s: %s; cooling down for %.0f s", name, error, length)
             else:
                 logger.info("%s: %s", name, error)
             attempts.append(Attempt(name, "error", str(error), elapsed_ms))
             return []
-        self.cooldowns.reset(name)
+        self.cooldowns.reset(name, since=mark)
         results = refine(raw, query)
         attempts.append(Attempt(name, "ok" if results else "empty", None, elapsed_ms))
         return results

@@ -1,15 +1,25 @@
 """Common shape of the fake providers: a loopback origin whose next answers a test scripts.
 
 A fake renders generic result dicts ({"title", "url", "snippet", "published"?, "score"?}) into
-its provider's real response format, and can be told to fail the ways the real service fails.
-Every fake records the requests it received, so tests can check what our adapter sent.
+its provider's real response format, and can be told to fail the ways the real service fails:
+all the same way (``answer``, ``fail``), or request by request (``schedule``, ``chaos``).
+Every fake records the requests it received, so tests can check what our adapter sent, and what
+it answered each one (``served``), so tests can check what the chain made of it.
+
+Fakes are served by a thread per connection, so everything about the request being answered
+(its body, its plan) lives in a thread-local: concurrent requests never read each other's.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import threading
+import time
 from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
@@ -18,6 +28,73 @@ from mcp_server_web.providers.base import SearchResult
 from tests.support.origin import Origin, Reply, RequestContext, SeenRequest
 
 Failure = Literal["auth", "rate_limit", "quota", "server", "timeout", "malformed", "truncated", "blocked"]
+
+Mode = Literal[
+    "ok",
+    "slow",
+    "hang",
+    "rate_limit_retry_after",
+    "rate_limit",
+    "server",
+    "truncated",
+    "malformed",
+    "challenge",
+]
+"""How a fake answers one request: with its results ("ok"; "slow": after ``Plan.delay``), not
+at all ("hang", past any sane provider timeout), 429 with or without Retry-After, a 5xx, a 200
+whose body is cut off or is not what was asked for, or (DuckDuckGo) its bot challenge."""
+
+_FAILURE_OF_MODE: dict[Mode, Failure | None] = {
+    "ok": None,
+    "slow": None,
+    "hang": "timeout",
+    "rate_limit_retry_after": "rate_limit",
+    "rate_limit": "rate_limit",
+    "server": "server",
+    "truncated": "truncated",
+    "malformed": "malformed",
+    "challenge": "blocked",
+}
+SERVER_STATUSES = (500, 502, 503)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a fake does with one request."""
+
+    mode: Mode | Failure
+    """A chaos ``Mode``, or the ``Failure`` a test gave ``fail``."""
+    retry_after: int | None = None
+    """The Retry-After a rate-limit answer carries; None for none."""
+    status: int | None = None
+    """Another status than the failure's usual one (a 503 for "server", 200 for a challenge)."""
+    delay: float = 0.0
+    """Seconds a "slow" answer waits before it is sent."""
+
+    @property
+    def failure(self) -> Failure | None:
+        if self.mode in _FAILURE_OF_MODE:
+            return _FAILURE_OF_MODE[self.mode]  # type: ignore[index]
+        return self.mode  # type: ignore[return-value]
+
+
+Schedule = Callable[[str, int], Plan]
+"""The plan for a request, from its query and how many requests for that query came before."""
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """One request a fake answered, as the fake saw it."""
+
+    query: str
+    mode: str
+    """The plan's mode: "ok", a chaos ``Mode`` or a ``Failure``."""
+    status: int | None
+    """The status sent; None when nothing was (a hang, or a client that left first)."""
+    retry_after: int | None
+    at: float
+    """time.monotonic() just before the answer went out (when the fake gave up on the request,
+    for one it never answered): no client can have read the answer earlier."""
 
 
 class FakeProvider(ABC):
@@ -32,11 +109,22 @@ class FakeProvider(ABC):
         self.retry_after: int | None = None
         self.hang_seconds = 5.0
         """How long a "timeout" failure holds the request at most (the fake's exit ends it sooner)."""
+        self.served: list[Served] = []
+        """Every request answered, in the order the answers went out."""
+        self._schedule: Schedule | None = None
+        self._results_for: Callable[[str], list[dict[str, Any]]] | None = None
+        self._seen: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._released = threading.Event()
+        self._local = threading.local()
 
     def __enter__(self) -> FakeProvider:
         self.origin.__enter__()
+        # socketserver listens with a backlog of 5: a burst of concurrent searches opening
+        # connections at once overflows it, and the dropped handshakes come back 1 to 8 s later
+        # as timeouts the provider never caused. Listening again only raises the backlog.
+        assert self.origin._server is not None
+        self.origin._server.socket.listen(128)
         for path in self.paths():
             self.origin.route(path, self._handle)
         return self
@@ -56,35 +144,145 @@ class FakeProvider(ABC):
     def answer(self, results: list[dict[str, Any]]) -> None:
         with self._lock:
             self.results, self.failure = list(results), None
+            self._results_for = self._schedule = None
+
+    def answer_each(self, results_for: Callable[[str], list[dict[str, Any]]]) -> None:
+        """Answer every request with the results for its query (canned data a test can check
+        an answer against)."""
+        with self._lock:
+            self._results_for, self.failure, self._schedule = results_for, None, None
 
     def fail(self, failure: Failure, retry_after: int | None = None) -> None:
         with self._lock:
-            self.failure, self.retry_after = failure, retry_after
+            self.failure, self.retry_after, self._schedule = failure, retry_after, None
+
+    def schedule(self, plan_for: Schedule) -> None:
+        """Decide request by request: ``plan_for(query, earlier requests for it)``. Results come
+        from ``answer_each`` when it was called, else from ``answer``."""
+        with self._lock:
+            self._schedule, self.failure = plan_for, None
+
+    def chaos(
+        self,
+        seed: int,
+        rates: Mapping[Mode, float],
+        *,
+        retry_after: tuple[int, int] = (1, 5),
+        hang_seconds: float | None = None,
+    ) -> None:
+        """Fail at random: each request's mode drawn with the relative ``rates``, Retry-After
+        (for "rate_limit_retry_after") uniformly from ``retry_after``, a "server" status among
+        500, 502 and 503. The draw is seeded by ``seed``, this fake and the request's query (and
+        how often that query came before), so a query meets the same fate whatever order
+        concurrent requests arrive in."""
+        unsupported = set(rates) - set(self.chaos_modes())
+        if unsupported:
+            raise ValueError(f"the {self.name} fake cannot act out {sorted(unsupported)}")
+        modes, weights = list(rates), list(rates.values())
+        low, high = retry_after
+        if hang_seconds is not None:
+            self.hang_seconds = hang_seconds
+
+        def plan_for(query: str, earlier: int) -> Plan:
+            draw = random.Random(f"{seed}/{self.name}/{query}/{earlier}")
+            mode = draw.choices(modes, weights)[0]
+            if mode == "rate_limit_retry_after":
+                return Plan(mode, retry_after=draw.randint(low, high))
+            if mode == "server":
+                return Plan(mode, status=draw.choice(SERVER_STATUSES))
+            if mode == "challenge":
+                return Plan(mode, status=self.challenge_status(draw))
+            return Plan(mode)
+
+        self.schedule(plan_for)
+
+    def chaos_modes(self) -> tuple[Mode, ...]:
+        """The modes ``chaos`` can draw for this fake; "challenge" only where the real service
+        has a bot challenge."""
+        return tuple(mode for mode in _FAILURE_OF_MODE if mode != "challenge")
+
+    def challenge_status(self, draw: random.Random) -> int:
+        """The status of a chaos challenge answer (for fakes that have one)."""
+        raise NotImplementedError
+
+    def served_for(self, query: str) -> list[Served]:
+        with self._lock:
+            return [entry for entry in self.served if entry.query == query]
 
     def retry_after_header(self) -> dict[str, str]:
-        """Retry-After as the test gave it to ``fail``; no header when it gave none."""
-        return {"Retry-After": str(self.retry_after)} if self.retry_after is not None else {}
+        """Retry-After as the plan of the request being answered gives it (as the test gave it
+        to ``fail``); no header when it gives none."""
+        plan = self.current_plan()
+        return {"Retry-After": str(plan.retry_after)} if plan.retry_after is not None else {}
+
+    def planned_status(self, usual: int) -> int:
+        """The status to answer the current failure with: the plan's, else ``usual``."""
+        status = self.current_plan().status
+        return usual if status is None else status
+
+    def current_plan(self) -> Plan:
+        plan: Plan | None = getattr(self._local, "plan", None)
+        return plan if plan is not None else Plan("ok", self.retry_after)
+
+    def current_body(self) -> bytes:
+        """The body of the request being answered (by this thread)."""
+        body: bytes = getattr(self._local, "body", b"")
+        return body
 
     def _handle(self, ctx: RequestContext) -> None:
         # The origin leaves request bodies unread; read the body before answering so the
         # connection stays usable and tests can see what was sent.
-        self.received(read_body(ctx))
-        if not self.authorized(ctx):
-            self.send_failure(ctx, "auth")
-            return
+        body = read_body(ctx)
+        self.received(body)
+        query = self.query_of(ctx, body)
         with self._lock:
-            failure, results = self.failure, list(self.results)
+            earlier = self._seen[query]
+            self._seen[query] += 1
+            schedule, results_for = self._schedule, self._results_for
+            failure, retry_after, results = self.failure, self.retry_after, list(self.results)
+        if not self.authorized(ctx):
+            plan = Plan("auth")
+        elif schedule is not None:
+            plan = schedule(query, earlier)
+        else:
+            plan = Plan(failure or "ok", retry_after)
+        self._local.body, self._local.plan, self._local.status, self._local.sent = body, plan, None, None
+        send = ctx.send
+
+        def send_and_note(reply: Reply) -> None:
+            self._local.status, self._local.sent = reply.status, time.monotonic()
+            send(reply)
+
+        # Noted as sent, not as planned: what the log says is what went over the wire.
+        ctx.send = send_and_note  # type: ignore[method-assign]
+        try:
+            self._act(ctx, plan, results_for(query) if results_for is not None else results)
+        finally:
+            sent = self._local.sent
+            at = time.monotonic() if sent is None else sent
+            entry = Served(query, plan.mode, self._local.status, plan.retry_after, at)
+            with self._lock:
+                self.served.append(entry)
+            self._local.body = self._local.plan = None
+
+    def _act(self, ctx: RequestContext, plan: Plan, results: list[dict[str, Any]]) -> None:
+        failure = plan.failure
         if failure == "timeout":
             self._released.wait(self.hang_seconds)
-            return
-        if failure is not None:
+        elif failure is not None:
             self.send_failure(ctx, failure)
         else:
+            if plan.delay:
+                self._released.wait(plan.delay)
             self.send_results(ctx, results)
 
     def received(self, body: bytes) -> None:
         """Keep what a request sent in its body; a fake whose tests look at it overrides this."""
         return None
+
+    def query_of(self, ctx: RequestContext, body: bytes) -> str:
+        """The search text of a request ("q" in the URL unless the fake says otherwise)."""
+        return query_params(ctx.path).get("q", "")
 
     def authorized(self, ctx: RequestContext) -> bool:
         """Whether the request carries the credential the real service asks for (a failed check
@@ -127,10 +325,26 @@ class JsonFakeProvider(FakeProvider):
         with self._lock:
             self.bodies.append(parsed)
 
+    def current_json(self) -> dict[str, Any]:
+        """The JSON body of the request being answered ({} when it is not a JSON object)."""
+        return _json_object(self.current_body())
+
+    def query_of(self, ctx: RequestContext, body: bytes) -> str:
+        query = _json_object(body).get("query")
+        return query if isinstance(query, str) else ""
+
     def send_json(
         self, ctx: RequestContext, answer: object, status: int = 200, headers: dict[str, str] | None = None
     ) -> None:
         ctx.send(Reply(status, json.dumps(answer), headers=headers or {}, content_type="application/json"))
+
+
+def _json_object(body: bytes) -> dict[str, Any]:
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def read_body(ctx: RequestContext) -> bytes:

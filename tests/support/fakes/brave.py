@@ -104,7 +104,7 @@ class FakeBrave(FakeProvider):
                 windows["X-RateLimit-Reset"] = f"1, {self.retry_after}"
             ctx.send(_error(429, "QUOTA_LIMITED", detail, meta, windows))
         elif failure == "server":
-            ctx.send(Reply(502, _GATEWAY_PAGE, content_type="text/html"))
+            ctx.send(Reply(self.planned_status(502), _GATEWAY_PAGE, content_type="text/html"))
         elif failure == "blocked":
             ctx.send(Reply(403, _WAF_PAGE, content_type="text/html; charset=UTF-8"))
         elif failure == "malformed":

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import html
+import random
 from typing import Any
 from urllib.parse import parse_qsl, quote
 
-from tests.support.fakes.base import Failure, FakeProvider
+from tests.support.fakes.base import Failure, FakeProvider, Mode
 from tests.support.origin import Reply, RequestContext
 
 
@@ -34,30 +35,51 @@ class FakeDuckDuckGo(FakeProvider):
 
     def received(self, body: bytes) -> None:
         with self._lock:
-            self.forms.append(dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True)))
+            self.forms.append(_form(body))
+
+    def current_form(self) -> dict[str, str]:
+        """The form fields of the request being answered."""
+        return _form(self.current_body())
+
+    def query_of(self, ctx: RequestContext, body: bytes) -> str:
+        return _form(body).get("q", "")
+
+    def chaos_modes(self) -> tuple[Mode, ...]:
+        return (*super().chaos_modes(), "challenge")
+
+    def challenge_status(self, draw: random.Random) -> int:
+        # Mostly the 202 DuckDuckGo uses, sometimes the anomaly form as a plain 200 page.
+        return draw.choice((202, 202, 200))
 
     def send_results(self, ctx: RequestContext, results: list[dict[str, Any]]) -> None:
-        query = self.forms[-1].get("q", "") if self.forms else ""
+        query = self.current_form().get("q", "")
         ctx.send(Reply(200, results_page(query, results, with_ad=self.with_ad)))
 
     def send_failure(self, ctx: RequestContext, failure: Failure) -> None:
-        query = self.forms[-1].get("q", "") if self.forms else ""
+        query = self.current_form().get("q", "")
         if failure in ("blocked", "quota"):
-            # DuckDuckGo has no quota; what it does to a client it dislikes is the challenge.
-            ctx.send(Reply(202, challenge_page(query)))
+            # DuckDuckGo has no quota; what it does to a client it dislikes is the challenge
+            # (usually as 202; a plan may make it a 200, which the parser must still catch).
+            ctx.send(Reply(self.planned_status(202), challenge_page(query)))
         elif failure == "auth":
             ctx.send(Reply(403, "<html><body><h1>403 Forbidden</h1></body></html>"))
         elif failure == "rate_limit":
             page = "<html><body><h1>429 Too Many Requests</h1></body></html>"
             ctx.send(Reply(429, page, headers=self.retry_after_header()))
         elif failure == "server":
-            ctx.send(Reply(502, "<html><head><title>502 Bad Gateway</title></head><body></body></html>"))
+            status = self.planned_status(502)
+            page = f"<html><head><title>{status} Bad Gateway</title></head><body></body></html>"
+            ctx.send(Reply(status, page))
         elif failure == "malformed":
             ctx.send(Reply(200, _UNKNOWN_LAYOUT))
         elif failure == "truncated":
             body = results_page(query, _SOME).encode()
             ctx.send(Reply(200, body[: len(body) // 2], headers={"Content-Length": str(len(body))}))
             ctx.close_connection()
+
+
+def _form(body: bytes) -> dict[str, str]:
+    return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
 
 
 _SOME = [{"title": "Cut off", "url": "https://cut.example.com/", "snippet": "x" * 400}]

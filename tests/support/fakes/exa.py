@@ -45,7 +45,7 @@ class FakeExa(JsonFakeProvider):
         return ctx.headers.get("x-api-key") == self.api_key
 
     def send_results(self, ctx: RequestContext, results: list[dict[str, Any]]) -> None:
-        request = self.bodies[-1] if self.bodies else {}
+        request = self.current_json()
         if self.honor_num_results:
             results = results[: int(request.get("numResults", 10))]
         rendered = []
@@ -81,6 +81,6 @@ class FakeExa(JsonFakeProvider):
             ctx.send(Reply(200, whole[: len(whole) // 2], content_type="application/json"))
             return
         status, text, tag = _ERRORS[failure]
-        status = self.statuses.get(failure, status)
+        status = self.planned_status(self.statuses.get(failure, status))
         headers = self.retry_after_header() if failure == "rate_limit" else {}
         self.send_json(ctx, {"requestId": uuid.uuid4().hex, "error": text, "tag": tag}, status, headers)

@@ -93,7 +93,7 @@ class FakeSearxng(FakeProvider):
             # SearXNG has no quota; its limiter (rate or bot detection) is the one refusal it has.
             ctx.send(Reply(429, "Too Many Requests", headers=headers, content_type="text/plain"))
         elif failure == "server":
-            ctx.send(Reply(500, _SERVER_ERROR_PAGE))
+            ctx.send(Reply(self.planned_status(500), _SERVER_ERROR_PAGE))
         elif failure == "malformed":
             # A reverse proxy in front of the instance that ignores format=json.
             ctx.send(Reply(200, _HTML_RESULTS_PAGE))

@@ -49,7 +49,7 @@ class FakeTavily(JsonFakeProvider):
         return ctx.headers.get("authorization") == f"Bearer {self.api_key}"
 
     def send_results(self, ctx: RequestContext, results: list[dict[str, Any]]) -> None:
-        request = self.bodies[-1] if self.bodies else {}
+        request = self.current_json()
         if self.honor_max_results:
             results = results[: int(request.get("max_results", 5))]
         rendered = []
@@ -84,6 +84,6 @@ class FakeTavily(JsonFakeProvider):
             ctx.send(Reply(200, whole[: len(whole) // 2], content_type="application/json"))
             return
         status, text = _ERRORS[failure]
-        status = self.statuses.get(failure, status)
+        status = self.planned_status(self.statuses.get(failure, status))
         headers = self.retry_after_header() if failure == "rate_limit" else {}
         self.send_json(ctx, {"detail": {"error": text}}, status, headers)
