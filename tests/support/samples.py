@@ -174,3 +174,77 @@ def json_ld_shell() -> str:
         f'<script type="application/ld+json">{json.dumps(data)}</script></head>'
         f"<body><app-root></app-root><script>{'var x = 1;' * 500}</script></body></html>"
     )
+
+
+def brotli_bomb(decoded_megabytes: int) -> bytes:
+    """brotli of that many MB of zeros: a few hundred bytes on the wire for a gigabyte decoded."""
+    import brotli
+
+    compressor = brotli.Compressor(quality=5)
+    block = b"\0" * (1024 * 1024)
+    out = bytearray()
+    for _ in range(decoded_megabytes):
+        out += compressor.process(block)
+    out += compressor.finish()
+    return bytes(out)
+
+
+def pdf_from_objects(objects: list[bytes]) -> bytes:
+    """A PDF whose numbered objects (1, 2, ...) are these bodies; object 1 must be the catalog."""
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref_at = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for offset in offsets:
+        out += f"{offset:010d} 00000 n \n".encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref_at}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+def _flate_stream(data: bytes, extra: bytes = b"") -> bytes:
+    packed = zlib.compress(data, 9)
+    return b"<< /Length %d /Filter /FlateDecode %s>>\nstream\n%s\nendstream" % (len(packed), extra, packed)
+
+
+_PDF_LINE = b"BT /F1 12 Tf 72 700 Td (x) Tj ET\n"
+_PDF_FONT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+
+
+def pdf_content_bomb(decoded_megabytes: int) -> bytes:
+    """A one-page PDF whose content stream inflates to that many MB of text operators."""
+    operators = _PDF_LINE * (decoded_megabytes * 1024 * 1024 // len(_PDF_LINE))
+    return pdf_from_objects(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> >> >>",
+            _flate_stream(operators),
+            _PDF_FONT,
+        ]
+    )
+
+
+def pdf_form_bomb(form_lines: int, invocations: int) -> bytes:
+    """A one-page PDF that draws one form (form_lines lines of text) ``invocations`` times.
+
+    A few KB, and pypdf re-reads the form at every invocation: 20,000 lines drawn 5,000 times is
+    most of an hour of CPU for an unbounded reader.
+    """
+    return pdf_from_objects(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> /XObject << /X1 6 0 R >> >> >>",
+            _flate_stream(b"/X1 Do\n" * invocations),
+            _PDF_FONT,
+            _flate_stream(
+                _PDF_LINE * form_lines,
+                b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> ",
+            ),
+        ]
+    )

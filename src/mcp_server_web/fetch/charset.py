@@ -12,7 +12,14 @@ Two deliberate departures from a strict WHATWG decoder, both to avoid mojibake:
   is vanishingly rare.
 * A declaration whose decoding fails on more than a few bytes is skipped (the next source of
   truth is tried) instead of producing a page of replacement characters; a handful of bad
-  bytes in an otherwise valid document is tolerated and replaced.
+  bytes in an otherwise valid document is tolerated and replaced. For UTF-8, "a handful" is
+  measured against the valid multi-byte sequences: text in a legacy encoding almost never forms
+  them, so a page with many of them is damaged UTF-8, and any other codec would garble every
+  one of them to save a few bad bytes.
+
+HTML text never contains the control characters an HTML or XML tree cannot hold (C0 controls
+other than tab, line feed and carriage return, and U+FFFE/U+FFFF): lxml refuses them, and a
+browser shows nothing for them anyway.
 """
 
 from __future__ import annotations
@@ -34,6 +41,11 @@ DETECT_BYTES = 64 * 1024
 # replaced rather than taken as proof that the declared charset is wrong.
 _TOLERATED_ERRORS = 8
 _NON_ASCII_PER_ERROR = 100
+# Damaged UTF-8 is still UTF-8 when valid multi-byte sequences outnumber the bad ones this many
+# times. Legacy text decoded as UTF-8 forms valid sequences by accident at most about 1 for every
+# 3 bad ones (measured on GBK, Shift_JIS, EUC-JP, EUC-KR and windows-874 text; 0 for the
+# single-byte Latin, Cyrillic, Greek and Hebrew code pages), so 2 leaves a wide margin.
+_UTF8_VALID_PER_ERROR = 2
 _ASCII = bytes(range(128))
 
 _UTF8 = "utf-8"
@@ -112,6 +124,10 @@ _COMMENT_RE = re.compile(rb"<!--.*?(?:-->|$)", re.S)
 _INVISIBLE_RE = re.compile(rb"<(script|style)\b.*?(?:</\1\s*>|$)|<!--.*?(?:-->|$)", re.I | re.S)
 _TAG_RE = re.compile(rb"<[^>]*>")
 _XML_DECL_RE = re.compile(rb"^<\?xml\b[^>]*?encoding\s*=\s*[\"']([a-zA-Z0-9_.:-]+)[\"']")
+# What lxml refuses in a tree (XML 1.0's Char production, minus surrogates, which decoding never
+# yields). Vertical tab and form feed separate words, so they become spaces; the rest go.
+_TREE_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_SPACE_LIKE = frozenset("\x0b\x0c")
 _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF8, _UTF8),
     (codecs.BOM_UTF16_LE, "utf-16-le"),
@@ -135,7 +151,21 @@ def bom_codec(body: bytes) -> str | None:
 
 
 def decode_text(body: bytes, *, declared: str | None, html: bool) -> str:
-    """Decode a response body to text; never raises, never returns a BOM."""
+    """Decode a response body to text; never raises, never returns a BOM.
+
+    With ``html=True`` the text is also safe to build a tree from (see the module docstring).
+    """
+    text = _decode(body, declared=declared, html=html)
+    return _tree_safe(text) if html else text
+
+
+def _tree_safe(text: str) -> str:
+    if _TREE_UNSAFE.search(text) is None:
+        return text
+    return _TREE_UNSAFE.sub(lambda match: " " if match.group() in _SPACE_LIKE else "", text)
+
+
+def _decode(body: bytes, *, declared: str | None, html: bool) -> str:
     bom = bom_codec(body)
     if bom is not None:
         return body.decode(bom, errors="replace").removeprefix("\ufeff")
@@ -149,6 +179,9 @@ def decode_text(body: bytes, *, declared: str | None, html: bool) -> str:
 
     if _is_utf8(body):
         return body.decode(_UTF8)
+    damaged = _damaged_utf8(body)
+    if damaged is not None:
+        return damaged
     detected = _detect(_detection_sample(body) if html else body[:DETECT_BYTES])
     if detected is not None:
         text = _decode_tolerant(body, detected)
@@ -180,9 +213,11 @@ def _prescan(body: bytes, *, html: bool) -> str | None:
 
 def _decode_declared(body: bytes, codec: str) -> str | None:
     """Decode with a declared charset, or None if the declaration is evidently wrong."""
-    if codec != _UTF8 and not codec.startswith("utf-16") and not body.isascii() and _is_utf8(body):
-        logger.debug("declared charset %s ignored: the body is valid UTF-8", codec)
-        return body.decode(_UTF8)
+    if codec != _UTF8 and not codec.startswith("utf-16") and not body.isascii():
+        utf8 = _damaged_utf8(body)
+        if utf8 is not None:
+            logger.debug("declared charset %s ignored: the body is UTF-8", codec)
+            return utf8
     return _decode_tolerant(body, codec)
 
 
@@ -197,6 +232,10 @@ def _decode_tolerant(body: bytes, codec: str) -> str | None:
         # windows-1252 leaves five bytes undefined; browsers show them as the C1 controls of the
         # same number rather than failing, and so do we.
         return body.decode(codec, errors="mcp_web_c1")
+    if codec == _UTF8:
+        damaged = _damaged_utf8(body)
+        if damaged is not None:
+            return damaged
     text = body.decode(codec, errors="replace")
     errors = text.count("\ufffd")
     non_ascii = len(body.translate(None, _ASCII))
@@ -204,6 +243,21 @@ def _decode_tolerant(body: bytes, codec: str) -> str | None:
         return text
     logger.debug("charset %s rejected: %d undecodable sequences", codec, errors)
     return None
+
+
+def _damaged_utf8(body: bytes) -> str | None:
+    """The body as UTF-8 with its bad bytes replaced, if it is mostly valid UTF-8; else None."""
+    text = body.decode(_UTF8, errors="replace")
+    errors = text.count("\ufffd")
+    non_ascii = len(body.translate(None, _ASCII))
+    # ASCII bytes decode one to one and are never swallowed by a bad sequence, so every other
+    # character of the text is either a valid multi-byte sequence or a replacement.
+    valid = len(text) - (len(body) - non_ascii) - errors
+    if valid == 0 or valid < _UTF8_VALID_PER_ERROR * errors:
+        return None
+    if errors:
+        logger.debug("UTF-8 body with %d bad sequences among %d valid ones", errors, valid)
+    return text
 
 
 def _is_utf8(body: bytes) -> bool:

@@ -44,6 +44,11 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 PROGRESS_STEP = 64 * 1024
 """Bytes between two progress reports, so a fast download does not flood the client."""
 CONNECT_TIMEOUT_CAP = 10.0
+MAX_HEADER_BYTES = 100 * 1024
+"""What httpcore lets h11 buffer for one incomplete event (the header block, a chunk header):
+AsyncHTTP11Connection.MAX_INCOMPLETE_EVENT_SIZE in httpcore 1.0. Only used to explain the refusal."""
+# h11's words when that buffer overflows (h11 0.16, _connection.py).
+_HEADER_OVERFLOW = "Receive buffer too long"
 
 # Headers the caller may not set: they would let a request lie about its framing or body
 # encoding (which our decoder relies on), or pick the virtual host behind the vetted address.
@@ -298,6 +303,11 @@ def _translate_errors(url: httpx.URL, limit: float) -> Iterator[None]:
     except httpx.ConnectError as exc:
         raise HTTPStatusError(f"could not connect to {where}: {_reason(exc)}.") from None
     except httpx.RemoteProtocolError as exc:
+        if _HEADER_OVERFLOW in str(exc):
+            raise HTTPStatusError(
+                f"{where} sent more than {MAX_HEADER_BYTES // 1024} KB of response headers, "
+                "far more than any real site needs, so the response was refused."
+            ) from None
         raise HTTPStatusError(f"{where} sent a response that is not valid HTTP ({exc}).") from None
     except httpx.LocalProtocolError as exc:
         raise InvalidArgument(f"the request could not be sent as given ({exc}).") from None

@@ -5,6 +5,9 @@ token). What this module adds is the RFC's treatment of fetch outcomes: 2xx is p
 500 KiB of it), 4xx means everything is allowed, 5xx means everything is disallowed. A host that
 cannot be reached at all, or does not answer in time, is reported as that error: the page could
 not be fetched either, and "robots.txt disallows it" would point the user the wrong way.
+
+robots.txt is read inside the time limit of the fetch that needs it, and gives up a little before
+that limit runs out, so a robots.txt that never answers is reported as exactly that.
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ import logging
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+import anyio
 from cachetools import TTLCache
 from protego import Protego
 
 from mcp_server_web.config import ROBOTS_TOKEN
 from mcp_server_web.errors import (
     BlockedAddress,
+    FetchTimeout,
     HTTPStatusError,
     InvalidURL,
     RobotsDisallowed,
@@ -33,6 +38,10 @@ ROBOTS_MAX_BYTES = 500 * 1024
 ROBOTS_TIMEOUT = 10.0
 ROBOTS_TTL = 3600.0
 ROBOTS_MAX_ORIGINS = 2048
+# Share of the time left to the calling fetch that robots.txt may use: the rest is headroom for
+# the robots.txt timeout to fire first, with its own message.
+_SHARE_OF_TIME_LEFT = 0.95
+_MIN_TIMEOUT = 0.01
 _TURN_OFF = "Set MCP_WEB_RESPECT_ROBOTS=false to ignore robots.txt."
 
 
@@ -121,15 +130,26 @@ class RobotsPolicy:
         self._rules[robots_url] = rules
         return rules
 
+    def _time_allowed(self) -> float:
+        left = anyio.current_effective_deadline() - anyio.current_time()
+        return max(_MIN_TIMEOUT, min(self._timeout, left * _SHARE_OF_TIME_LEFT))
+
     async def _download(self, robots_url: str) -> RobotsRules:
+        timeout = self._time_allowed()
         try:
             response = await self._fetcher.fetch(
                 robots_url,
                 accept="text/plain, */*;q=0.1",
                 max_bytes=ROBOTS_MAX_BYTES,
                 truncate=True,
-                timeout=self._timeout,
+                timeout=timeout,
             )
+        except FetchTimeout:
+            # Not cached, like any failure to reach the host: the next call tries again.
+            raise FetchTimeout(
+                f"{robots_url} did not answer within {timeout:.3g} seconds (robots.txt is read before "
+                f"a site's first page); raise MCP_WEB_TIMEOUT to allow slower sites. {_TURN_OFF}"
+            ) from None
         except (HTTPStatusError, BlockedAddress, InvalidURL) as exc:
             if isinstance(exc, HTTPStatusError) and exc.status is None:
                 # The host cannot be reached at all: that, not robots.txt, is the user's problem.
@@ -145,4 +165,7 @@ class RobotsPolicy:
             return RobotsRules(robots_url, unavailable_reason=reason)
         text = response.body.decode("utf-8", errors="replace")
         logger.debug("robots.txt %s: %d bytes", robots_url, len(response.body))
-        return RobotsRules(robots_url, parser=Protego.parse(text), text=text)
+        # Half a megabyte of wildcard rules takes protego ~0.4 s: off the event loop, which serves
+        # every other call meanwhile.
+        parser = await anyio.to_thread.run_sync(Protego.parse, text)
+        return RobotsRules(robots_url, parser=parser, text=text)
