@@ -318,12 +318,6 @@ CATEGORIES = (
 NAMED = [attack for attack in ATTACKS if attack.answers]
 LITERAL = [attack for attack in ATTACKS if not attack.answers]
 
-ROBOTS_BUG = (
-    "fetch/robots.py catches BlockedAddress from the robots.txt download and turns it into "
-    "'robots.txt unavailable', so web_fetch of a host NAME that resolves to a refused address "
-    "reports robots_disallowed instead of blocked_address (still refused before connecting)"
-)
-
 
 def _resolver_table(attacks: Iterable[Attack]) -> dict[str, list[list[str]]]:
     table: dict[str, list[list[str]]] = {ALLOWED_NAME: [[REDIRECTOR]]}
@@ -516,7 +510,6 @@ async def test_web_fetch_refuses_every_name_when_robots_txt_is_off() -> None:
     assert backend.connects == []
 
 
-@pytest.mark.xfail(strict=True, reason=ROBOTS_BUG)
 async def test_web_fetch_refuses_every_name_with_robots_txt_on() -> None:
     backend = GuardBackend(permitted=())
     resolver = StubResolver(_resolver_table(NAMED))
@@ -673,7 +666,6 @@ async def test_web_fetch_follows_no_redirect_to_the_main_literal_forms(redirecto
     assert {host for host, _ in backend.connects} == {REDIRECTOR}
 
 
-@pytest.mark.xfail(strict=True, reason=ROBOTS_BUG)
 async def test_web_fetch_follows_no_redirect_to_a_name_with_robots_txt_on(redirector: Origin) -> None:
     for index, attack in enumerate(NAMED):
         redirector.route(f"/r{index}", _raw_redirect(302, attack.url))

@@ -150,7 +150,11 @@ class RobotsPolicy:
                 f"{robots_url} did not answer within {timeout:.3g} seconds (robots.txt is read before "
                 f"a site's first page); raise MCP_WEB_TIMEOUT to allow slower sites. {_TURN_OFF}"
             ) from None
-        except (HTTPStatusError, BlockedAddress, InvalidURL) as exc:
+        except BlockedAddress:
+            # The site's own host (or where its robots.txt points) is off limits: that refusal,
+            # not "robots.txt unavailable", is what the user needs to hear.
+            raise
+        except (HTTPStatusError, InvalidURL) as exc:
             if isinstance(exc, HTTPStatusError) and exc.status is None:
                 # The host cannot be reached at all: that, not robots.txt, is the user's problem.
                 raise
