@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from mcp_server_web.fetch.extract import extract_html, main_content
+from mcp_server_web.fetch.extract import MAIN_CONTENT_MAX_ELEMENTS, extract_html, main_content
 from mcp_server_web.fetch.html_tree import MAX_DEPTH, parse_html
+from tests.support.samples import article_html
 
 BASE = "https://example.com/blog/post/rivers"
 PARAGRAPH = (
@@ -420,3 +421,17 @@ def test_malformed_base_and_links_do_not_crash() -> None:
     )
     text = markdown(page)
     assert "broken" in text and "Paragraph 3." in text
+
+
+def test_a_page_too_large_for_main_content_is_converted_whole_with_a_warning() -> None:
+    rows = "".join(f"<li>item {i}</li>" for i in range(MAIN_CONTENT_MAX_ELEMENTS))
+    page = f"<html><body><nav>SITE_NAV</nav><ul>{rows}</ul></body></html>"
+    result = extract_html(page, "https://e.example/", output_format="markdown", main_content=True)
+    assert f"- item {MAIN_CONTENT_MAX_ELEMENTS - 1}" in result.text
+    assert "SITE_NAV" in result.text  # the whole page, navigation included
+    assert len(result.warnings) == 1 and "too many to pick out its main content" in result.warnings[0]
+
+
+def test_a_page_under_the_element_limit_gets_main_content_and_no_warning() -> None:
+    result = extract_html(article_html(), "https://e.example/", output_format="markdown", main_content=True)
+    assert result.warnings == ()

@@ -82,7 +82,11 @@ def convert(
                 "built by JavaScript in the browser, which web_fetch does not run."
             )
         return Converted(
-            text=result.text, title=result.title, content_type=media_type, used_fallback=result.used_fallback
+            text=result.text,
+            title=result.title,
+            content_type=media_type,
+            used_fallback=result.used_fallback,
+            warnings=result.warnings,
         )
 
     decoded = _normalise_newlines(decode_text(response.body, declared=response.charset, html=False))

@@ -107,7 +107,7 @@ def _parse(html: str) -> tuple[lxml.html.HtmlElement | None, bool]:
     """The parsed document (None if it has no elements), and whether libxml2 hit its depth limit."""
     # Parsing bytes with a fixed encoding makes lxml ignore any <meta charset> or XML declaration
     # in the text, which was decoded already.
-    parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
+    parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True)
     try:
         root = lxml.html.document_fromstring(html.encode("utf-8", errors="replace"), parser=parser)
     except (etree.ParserError, ValueError):
