@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 ARGS ?= --transport http --host 127.0.0.1 --port 8000
 
-.PHONY: run stdio test lint bench inspector clean
+.PHONY: run stdio test lint bench load inspector clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ test: lint
 bench: $(BIN)/.installed
 	bench/setup-peers
 	$(BIN)/python bench/run.py
+
+# The HTTP service under load: 50 clients, 20,000 calls; writes bench/results/load.json.
+load: $(BIN)/.installed
+	$(BIN)/python bench/load.py
 
 inspector:
 	scripts/install-inspector

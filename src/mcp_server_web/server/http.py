@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -97,7 +97,13 @@ class EndpointGuard:
         if refusal is not None:
             await refusal(scope, receive, send)
             return
-        await self._app(scope, receive, send)
+        try:
+            await self._app(scope, receive, send)
+        except ClientDisconnect:
+            # The client hung up before its request body was read: what a call cancelled at once
+            # looks like. Nobody is left to answer, and uvicorn would log it as "Exception in ASGI
+            # application" with a traceback at ERROR, once per cancelled call under load.
+            logger.debug("client disconnected before sending its whole request to %s", scope.get("path"))
 
     def _refusal(self, request: Request) -> Response | None:
         headers = request.headers

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+import math
+import time
+from collections.abc import Callable, Collection
 from typing import Any
 
 import anyio
@@ -15,6 +17,8 @@ from mcp_server_web.errors import InvalidArgument, RateLimited, WebToolError
 logger = logging.getLogger(__name__)
 
 TOOLS_QUERY_PARAMETER = "tools"
+REFUSAL_LOG_INTERVAL_S = 10.0
+"""Seconds between two warnings about calls refused by the concurrency cap."""
 
 
 def parse_tool_selection(raw: str | None, enabled: Collection[str]) -> frozenset[str] | None:
@@ -85,9 +89,12 @@ class ConcurrencyLimit:
     something else, where a queue would turn a burst into timeouts for everyone.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, clock: Callable[[], float] = time.monotonic) -> None:
         self._limiter = anyio.CapacityLimiter(limit)
         self.limit = limit
+        self._clock = clock
+        self._next_log = -math.inf
+        self._unlogged = 0
 
     @property
     def in_use(self) -> int:
@@ -100,7 +107,7 @@ class ConcurrencyLimit:
         try:
             self._limiter.acquire_on_behalf_of_nowait(token)
         except anyio.WouldBlock:
-            logger.warning("refusing a tool call: %d calls already running", self.limit)
+            self._log_refusal()
             return _error(
                 RateLimited(
                     f"the server is already running {self.limit} tool calls (MCP_WEB_MAX_CONCURRENCY); "
@@ -111,3 +118,18 @@ class ConcurrencyLimit:
             return await call_next(ctx)
         finally:
             self._limiter.release_on_behalf_of(token)
+
+    def _log_refusal(self) -> None:
+        # One warning per interval, counting the refusals in between: under sustained overload a
+        # line per refused call would grow the log as fast as clients retry.
+        now = self._clock()
+        if now < self._next_log:
+            self._unlogged += 1
+            return
+        since, self._unlogged = self._unlogged, 0
+        self._next_log = now + REFUSAL_LOG_INTERVAL_S
+        logger.warning(
+            "refusing a tool call: %d calls already running (MCP_WEB_MAX_CONCURRENCY)%s",
+            self.limit,
+            f"; {since} more refused since the last warning" if since else "",
+        )
