@@ -172,7 +172,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("respect_robots", "MCP_WEB_RESPECT_ROBOTS", _parse_bool, "obey robots.txt"),
     Option("user_agent", "MCP_WEB_USER_AGENT", _text, "outbound User-Agent"),
     Option("proxy", "MCP_WEB_PROXY", _optional_text, "outbound proxy URL"),
-    Option("timeout", "MCP_WEB_TIMEOUT", _positive_float, "seconds allowed for one fetch, all included"),
+    Option(
+        "timeout",
+        "MCP_WEB_TIMEOUT",
+        _positive_float,
+        "seconds to download a page (robots.txt and redirects included), and again to convert it",
+    ),
     Option("max_response_mb", "MCP_WEB_MAX_RESPONSE_MB", _positive_float, "cap on a decoded body, MB"),
     Option("cache_ttl", "MCP_WEB_CACHE_TTL", _positive_float, "seconds a fetched document stays cached"),
     Option("cache_max_mb", "MCP_WEB_CACHE_MAX_MB", _positive_float, "cap on the document cache, MB"),
