@@ -28,6 +28,7 @@ import random
 import sys
 import threading
 import time
+from collections import Counter
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,7 @@ async def _phase(
 ) -> dict[str, Any]:
     latencies: list[float] = []
     errors = 0
+    error_codes: Counter[str] = Counter()
     not_cached = 0
     calls = iter(urls)
 
@@ -101,6 +103,8 @@ async def _phase(
                 latencies.append(1000 * (time.perf_counter() - started))
                 if result.is_error:
                     errors += 1
+                    text = result.content[0].text if result.content else ""
+                    error_codes[text.split(":", 1)[0]] += 1
                 elif expect_cached and not (result.structured_content or {}).get("cached"):
                     not_cached += 1
 
@@ -116,6 +120,7 @@ async def _phase(
         "p50_ms": percentile(latencies, 0.50),
         "p99_ms": percentile(latencies, 0.99),
         "errors": errors,
+        "error_codes": dict(error_codes),
         "not_cached": not_cached,
         "wall_s": wall,
         "rss_end_mb": (_status_kib(sampler.pid, "VmRSS") or 0) / 1024,
@@ -210,6 +215,7 @@ def run(
             "p99_ms": median([r["p99_ms"] for r in runs]),
             "calls": runs[0]["calls"],
             "errors": sum(r["errors"] for r in runs),
+            "error_codes": dict(sum((Counter(r["error_codes"]) for r in runs), Counter())),
             "not_cached": sum(r["not_cached"] for r in runs),
             "rss_end_mb": [round(r["rss_end_mb"]) for r in runs],
         }

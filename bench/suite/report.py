@@ -178,6 +178,16 @@ def http_tables(res: dict[str, Any]) -> str:
             f"| {kind} | {clients} | {row['calls']} | {_num(row['calls_per_s'])} | {_num(row['p50_ms'])} | "
             f"{_num(row['p99_ms'])} | {errors} | {' → '.join(str(mb) for mb in row['rss_end_mb'])} |"
         )
+    codes: dict[str, int] = {}
+    for row in res["phases"].values():
+        for code, count in row.get("error_codes", {}).items():
+            codes[code] = codes.get(code, 0) + count
+    if codes:
+        listed = ", ".join(f"{code} × {count}" for code, count in sorted(codes.items()))
+        out.append(
+            f"\nErrors are summed over rounds, by code: {listed} (extraction_failed: a page of the "
+            "sets that is an empty JavaScript shell, with no text to recover)."
+        )
     verdict = "within" if res["rss_within_bound"] else "ABOVE"
     out.append(
         f"\nServer RSS: {res['rss_idle_mb']} MB idle after start-up, "
