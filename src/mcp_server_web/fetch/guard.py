@@ -176,7 +176,7 @@ def _parse_host(host_text: str) -> tuple[str, IPAddress | None]:
     # dots into ASCII) before deciding whether it is an IPv4 address; do the same.
     try:
         decoded = unquote_to_bytes(host_text).decode("utf-8")
-    except UnicodeDecodeError:
+    except UnicodeError:  # bad percent-escapes, or a lone surrogate that cannot be encoded at all
         raise InvalidURL("the URL's host is not valid UTF-8 after percent-decoding.") from None
     host = _to_ascii(decoded)
 
