@@ -653,19 +653,7 @@ the input means a construct is amplified."""
 # guarding everything else: the generators leave out the construct that triggers it, or the
 # check forgives exactly its signature. When an xfail test starts passing, remove its marker and
 # its name here.
-OPEN_BUGS: frozenset[str] = frozenset(
-    {
-        "bodyless",  # test_a_page_without_body_content_converts_with_main_content
-        "embedded-text",  # test_text_recovered_from_embedded_data_is_valid_and_has_no_nul
-        "text-nul",  # test_nul_characters_in_plain_text_do_not_reach_the_model
-        "colspan",  # test_empty_cells_with_a_large_colspan_do_not_amplify_the_output
-        "nesting-prefix",  # test_deeply_nested_lines_do_not_amplify_the_output
-        "slow-nested-pre",  # test_nested_code_blocks_convert_in_linear_time
-        "char-ref-controls",  # test_character_references_to_control_characters_convert
-        "unicode-digits",  # test_numeric_attributes_in_any_digits_convert
-        "str-controls",  # test_extraction_takes_text_with_control_characters
-    }
-)
+OPEN_BUGS: frozenset[str] = frozenset()
 # The characters lxml refuses in a tree: C0 controls but tab, newline and carriage return; U+FFFE, U+FFFF.
 _TREE_UNSAFE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _RECOVERED_FROM_DATA = "recovered from data embedded in the page"
@@ -1185,9 +1173,9 @@ def test_mutated_real_pages_convert_without_crashing(
 
 
 # --- minimised findings ------------------------------------------------------------------------
-# Each input below is the smallest the fuzzer's failures shrank to. The files at fault are being
-# rewritten elsewhere, so the tests are strict xfails: they turn red the day the bug is fixed,
-# which is the reminder to drop the marker and the entry in OPEN_BUGS.
+# Each input below is the smallest the fuzzer's failures shrank to; all are fixed, and these
+# tests keep them fixed. A new finding that cannot be fixed at once is pinned here as a strict
+# xfail, with its name in OPEN_BUGS so that the fuzz tests step around exactly that bug.
 
 
 def _convert_raw(body: bytes, output_format: OutputFormat = "markdown", main: bool = True) -> Converted:
@@ -1203,24 +1191,12 @@ def _convert_raw(body: bytes, output_format: OutputFormat = "markdown", main: bo
     return convert(response, output_format=output_format, main_content=main)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="extract.py: readability-lxml asserts 'too many bodies' on a tree without <body> "
-    "(a page cut short in its <head>, or one of only scripts); main_content=True, the default",
-)
 @pytest.mark.parametrize("body", [b"<head", b"<title>x</title>", b"<script>x</script>"])
 def test_a_page_without_body_content_converts_with_main_content(body: bytes) -> None:
     with contextlib.suppress(WebToolError):  # "no readable text" is the right answer
         _convert_raw(body)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(AssertionError, UnicodeEncodeError),
-    reason="embedded.py/convert.py: text and title recovered from JSON data keep what its escapes "
-    "spell: NULs (\\u0000) and lone surrogates (\\ud800), which fail the tool result's UTF-8 JSON",
-)
 @pytest.mark.parametrize("bad", ["\x00", "\ud800"])
 def test_text_recovered_from_embedded_data_is_valid_and_has_no_nul(bad: str) -> None:
     data = json.dumps({"articleBody": "word " * 40 + bad, "headline": f"a{bad}b"})
@@ -1232,12 +1208,6 @@ def test_text_recovered_from_embedded_data_is_valid_and_has_no_nul(bad: str) -> 
             text.encode("utf-8")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="convert.py/charset.py: text, Markdown, XML and CSV bodies keep their NULs (decode_text "
-    "strips them only for HTML); a NUL in the first KiB makes the body binary, one after it passes",
-)
 @pytest.mark.parametrize("media_type", ["text/plain", "text/markdown", "application/xml", "text/csv"])
 def test_nul_characters_in_plain_text_do_not_reach_the_model(media_type: str) -> None:
     response = FetchResponse(
@@ -1254,26 +1224,12 @@ def test_nul_characters_in_plain_text_do_not_reach_the_model(media_type: str) ->
             assert "\x00" not in convert(response, output_format=output_format, main_content=True).text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="render.py: each cell writes colspan (up to 1000) separators, so 17 bytes of "
-    "<th colspan=1000> become 8000 characters of Markdown table",
-)
 def test_empty_cells_with_a_large_colspan_do_not_amplify_the_output() -> None:
     body = b"<table><tr>" + b"<th colspan=1000>" * 200 + b"</table>"
     converted = _convert_raw(body, "markdown", main=False)
     _check_output(converted.text, len(body))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="render.py: each level of <blockquote>, <dd> or list item adds its prefix ('> ', four "
-    "spaces, the bullet's width) to every line inside, and each level of <pre> a fence longer than "
-    "the one inside, so the output grows with depth x lines: up to ~260 times the input at the "
-    "200-level depth limit",
-)
 @pytest.mark.parametrize(
     ("body", "output_format"),
     [
@@ -1288,13 +1244,6 @@ def test_deeply_nested_lines_do_not_amplify_the_output(body: bytes, output_forma
     _check_output(converted.text, len(body))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="extract.py _Readability.get_preserved_elements: for every <pre> it measures the text of "
-    "each ancestor, cubic in the nesting depth: ~0.3 s per 1.6 KB of nested <pre> with main_content, "
-    "so a 1 MB page holds a conversion thread for minutes (the timeout abandons it, it keeps running)",
-)
 def test_nested_code_blocks_convert_in_linear_time() -> None:
     body = (b"<pre>" * 150 + b"x" + b"</pre>" * 150) * 4  # 6.6 KB: ~1 s; a real page that size, ~20 ms
     started = time.perf_counter()
@@ -1302,24 +1251,11 @@ def test_nested_code_blocks_convert_in_linear_time() -> None:
     assert time.perf_counter() - started < 0.5
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="render.py _colspan and convert_li: str.isdigit() accepts '²' and '①', which int() "
-    "refuses; any page with colspan or <ol start> written so fails to convert",
-)
 @pytest.mark.parametrize("body", ['<table><tr><td colspan="²">a</table>', '<ol start="①"><li>a</ol>'])
 def test_numeric_attributes_in_any_digits_convert(body: str) -> None:
     _convert_raw(body.encode(), "markdown", main=False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="html_tree.py clean_tree: libxml2 turns &#3; &#12; &#xFFFE;... into the character, and "
-    "setting an element's text back raises lxml's 'must be XML compatible'; any page with one fails "
-    "(in <pre>, which is not rewritten, the control character reaches the output instead)",
-)
 @pytest.mark.parametrize("body", [b"a&#3;", b"<p>a&#12;b</p>", b"<p>x&#xFFFE;</p>"])
 @pytest.mark.parametrize("main", [False, True])
 def test_character_references_to_control_characters_convert(body: bytes, main: bool) -> None:
@@ -1327,13 +1263,6 @@ def test_character_references_to_control_characters_convert(body: bytes, main: b
         _convert_raw(body, "markdown", main)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="html_tree.py clean_tree: lxml refuses to set text holding C0 controls; decode_text "
-    "strips them for fetched pages, but extract_html and main_content (the benchmark's entry) "
-    "take any str",
-)
 @pytest.mark.parametrize("document", ["0\x1f", "<p>a\x0c</p>"])
 def test_extraction_takes_text_with_control_characters(document: str) -> None:
     main_content(document, _BASE_URL)

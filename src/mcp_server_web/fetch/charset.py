@@ -153,10 +153,10 @@ def bom_codec(body: bytes) -> str | None:
 def decode_text(body: bytes, *, declared: str | None, html: bool) -> str:
     """Decode a response body to text; never raises, never returns a BOM.
 
-    With ``html=True`` the text is also safe to build a tree from (see the module docstring).
+    The text never holds control characters (see the module docstring): a tree cannot hold
+    them, and in plain text they only cost the model tokens (or hide text from it).
     """
-    text = _decode(body, declared=declared, html=html)
-    return _tree_safe(text) if html else text
+    return _tree_safe(_decode(body, declared=declared, html=html))
 
 
 def _tree_safe(text: str) -> str:

@@ -9,6 +9,7 @@ import html
 import json
 import logging
 import re
+from dataclasses import replace
 
 import lxml.html
 from lxml import etree
@@ -42,6 +43,42 @@ def convert(
     is never decoded as text, and ExtractionFailed when there is no text to return: an empty
     body, a page whose text only JavaScript would produce, a PDF without a text layer.
     """
+    converted = _convert(
+        response,
+        output_format=output_format,
+        main_content=main_content,
+        pdf_max_pages=pdf_max_pages,
+        pdf_time_budget=pdf_time_budget,
+    )
+    return replace(converted, text=_printable(converted.text), title=_printable(converted.title))
+
+
+# Control characters and lone surrogates: escapes in JSON data (a page's JSON-LD, a JSON body)
+# and PDF text layers can spell them, and a lone surrogate cannot even be sent as UTF-8.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
+
+
+def _printable(text: str | None) -> str | None:
+    if text is None or _UNPRINTABLE.search(text) is None:
+        return text
+    return _UNPRINTABLE.sub(_replacement, text)
+
+
+def _replacement(match: re.Match[str]) -> str:
+    character = match.group()
+    if character >= "\ud800":
+        return "\ufffd"
+    return " " if character in "\x0b\x0c" else ""
+
+
+def _convert(
+    response: FetchResponse,
+    *,
+    output_format: OutputFormat,
+    main_content: bool,
+    pdf_max_pages: int,
+    pdf_time_budget: float,
+) -> Converted:
     sniffed = classify(response)
     kind, media_type = sniffed.kind, sniffed.media_type
     logger.debug("converting %s as %s (%s)", response.final_url, kind, media_type)

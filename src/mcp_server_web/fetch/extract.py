@@ -200,7 +200,9 @@ def _readability_summary(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement |
         return None
     try:
         return lxml.html.fragment_fromstring(summary, create_parent="div")
-    except (etree.ParserError, ValueError):
+    except (etree.ParserError, ValueError, AssertionError):
+        # lxml asserts (rather than raising) when the summary is a whole document without a
+        # <body>: what readability returns for a page that is only a <head>.
         return None
 
 
@@ -226,9 +228,16 @@ class _Readability(Document):
 
     def get_preserved_elements(self, node: lxml.html.HtmlElement) -> dict[lxml.html.HtmlElement, bool]:
         allowed: dict[lxml.html.HtmlElement, bool] = super().get_preserved_elements(node)
-        for block in node.iter("table", "pre"):
+        kept_code: set[lxml.html.HtmlElement] = set()
+        for block in node.iter("table", "pre"):  # in document order: outer blocks first
             if block.tag == "table" and not _is_data_table(block):
                 continue
+            if block.tag == "pre":
+                # A <pre> inside a kept <pre> is kept with it; measuring it again for every
+                # level made nested code blocks cost the cube of their depth.
+                if kept_code and any(ancestor in kept_code for ancestor in block.iterancestors("pre")):
+                    continue
+                kept_code.add(block)
             allowed[block] = True
             block_chars = text_chars(block)
             for wrapper in block.iterancestors():

@@ -10,8 +10,8 @@ BeautifulSoup makes it several times faster, which matters for whole-page conver
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
 
 import lxml.html
 from lxml import etree
@@ -43,7 +43,23 @@ _TRIM_INSIDE = _HEADINGS | {
 _TRIM_OUTSIDE = _TRIM_INSIDE | {"pre"}
 _NO_FORMAT = frozenset({"pre", "code", "kbd", "samp"})
 _INLINE_CONTEXT = _HEADINGS | {"td", "th"}
+_LINE_PREFIXED = frozenset({"blockquote", "dd", "li"})
+_ROW_GROUPS = frozenset({"thead", "tbody", "tfoot"})
 _SKIPPED = frozenset({"script", "style", "template", "head", "title", "meta", "link"})
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+
+# Each <blockquote>, <dd> and list item repeats its prefix ("> ", four spaces, the bullet's width)
+# on every line inside it, so without a bound a page's output grows with depth x lines. Past this
+# many characters of prefix a line gets no more: 10 levels of quotes or "- " bullets, 6 of "1. "
+# items, 5 of definitions, deeper than real pages nest readable text (and than renderers follow:
+# markdown-it's CommonMark preset stops nesting blocks at 20). Deeper blocks keep their bullet
+# or ":" but are flattened into the last level that fits; a <pre> line costs at most this much
+# more than its own text, where 200 levels of quotes made it 400 characters.
+_MAX_LINE_PREFIX = 20
+# HTML clamps colspan to 1000; nine digits number any real list (a bullet stays short). Longer
+# numbers are capped before int(), which refuses strings of more than 4300 digits.
+_MAX_COLSPAN = 1000
+_MAX_LIST_START = 999_999_999
 
 
 def render(fragment_html: str, output_format: OutputFormat) -> str:
@@ -115,8 +131,17 @@ class _MarkdownConverter:
 
     escape_asterisks = True
 
+    # The characters each line inside one of these elements repeats (list items: their bullet's).
+    line_prefixes: ClassVar[dict[str, int]] = {"blockquote": len("> "), "dd": len("    ")}
+
     def __init__(self) -> None:
         self._converters: dict[str, _Converter | None] = {}
+        self._prefix = 0  # the characters of line prefix the elements being converted add up to
+        self._flatten = False  # the element being converted adds no line prefix: too deep
+        self._item_numbers: dict[Any, int] = {}
+        self._cell_spans: dict[Any, int] = {}
+        self._table_widths: dict[Any, int] = {}
+        self._padding_left: dict[Any, int] = {}
 
     def convert(self, element: Any) -> str:
         return self._element(element, frozenset()).strip("\n")
@@ -137,6 +162,9 @@ class _MarkdownConverter:
         if tag in _NO_FORMAT:
             child_tags.add("_noformat")
         inner_tags = frozenset(child_tags)
+        outer_prefix = self._prefix
+        prefix = self._line_prefix(element, parent_tags) if tag in _LINE_PREFIXED else 0
+        self._prefix = outer_prefix + prefix
 
         strings: list[str] = []
         children = [child for child in element if isinstance(child.tag, str) or child.tail]
@@ -162,6 +190,9 @@ class _MarkdownConverter:
 
         # inside <pre> every newline counts; elsewhere the newlines where blocks meet collapse
         joined = "".join(strings) if tag == "pre" or "pre" in parent_tags else _join_blocks(strings)
+        self._prefix = outer_prefix
+        # once a block is flattened so are those in it: their prefixes would add to its sum
+        self._flatten = outer_prefix + prefix > _MAX_LINE_PREFIX
         converter = self._converter(tag)
         return converter(element, joined, parent_tags) if converter is not None else joined
 
@@ -191,6 +222,12 @@ class _MarkdownConverter:
         if _trims_outside(following) or (trim_inside and following is None):
             text = text.rstrip()
         return text
+
+    def _line_prefix(self, element: Any, parent_tags: frozenset[str]) -> int:
+        """The characters ``element`` puts before every line inside it."""
+        if element.tag == "li":
+            return len(self._bullet(element))
+        return 0 if "_inline" in parent_tags else self.line_prefixes.get(element.tag, 0)
 
     def _escape(self, text: str) -> str:
         return text.replace("*", r"\*") if self.escape_asterisks else text
@@ -336,10 +373,13 @@ class _MarkdownConverter:
             return " " + text + " "
         if not text:
             return "\n"
-        text = _LINE_WITH_CONTENT.sub(lambda m: "> " + m.group(1) if m.group(1) else ">", text)
+        if not self._flatten:
+            text = _LINE_WITH_CONTENT.sub(lambda m: "> " + m.group(1) if m.group(1) else ">", text)
         return "\n" + text + "\n\n"
 
     def convert_pre(self, el: Any, text: str, parent_tags: frozenset[str]) -> str:
+        if "pre" in parent_tags:
+            return text  # already in a code block, of which it is just more text
         text = text.strip("\n")
         if not text.strip():
             return ""
@@ -365,17 +405,23 @@ class _MarkdownConverter:
         text = (text or "").strip()
         if not text:
             return "\n"
-        parent = el.getparent()
-        if parent is not None and parent.tag == "ol":
-            start_attribute = (parent.get("start") or "").strip()
-            start = int(start_attribute) if start_attribute.isdigit() else 1
-            bullet = f"{start + sum(1 for _ in el.itersiblings('li', preceding=True))}."
-        else:
-            bullet = "-"
-        bullet += " "
+        bullet = self._bullet(el)
+        if self._flatten:
+            return bullet + text + "\n"
         indent = " " * len(bullet)
         text = _LINE_WITH_CONTENT.sub(lambda m: indent + m.group(1) if m.group(1) else "", text)
         return bullet + text[len(bullet) :] + "\n"
+
+    def _bullet(self, el: Any) -> str:
+        parent = el.getparent()
+        if parent is None or parent.tag != "ol":
+            return "- "
+        if el not in self._item_numbers:
+            # numbered for the whole list at once: counting each item's predecessors is quadratic
+            start = _number(parent.get("start"), 1, _MAX_LIST_START)
+            for index, item in enumerate(parent.iterchildren("li")):
+                self._item_numbers[item] = start + index
+        return f"{self._item_numbers[el]}. "
 
     def convert_dt(self, el: Any, text: str, parent_tags: frozenset[str]) -> str:
         text = _ALL_WHITESPACE.sub(" ", (text or "").strip())
@@ -389,6 +435,8 @@ class _MarkdownConverter:
             return " " + text + " "
         if not text:
             return "\n"
+        if self._flatten:
+            return ":   " + text + "\n"  # the first line as it would be, the others not indented
         text = _LINE_WITH_CONTENT.sub(lambda m: "    " + m.group(1) if m.group(1) else "", text)
         return ":" + text[1:] + "\n"
 
@@ -402,7 +450,7 @@ class _MarkdownConverter:
         return "\n\n" + text.strip() + "\n\n"
 
     def convert_td(self, el: Any, text: str, parent_tags: frozenset[str]) -> str:
-        return " " + text.strip().replace("\n", " ") + " |" * _colspan(el)
+        return " " + text.strip().replace("\n", " ") + " |" * self._span(el)
 
     convert_th = convert_td
 
@@ -417,11 +465,44 @@ class _MarkdownConverter:
         head_row_missing = first_row and (
             parent_tag != "tbody" or parent.getparent() is None or parent.getparent().find("thead") is None
         )
-        width = sum(_colspan(cell) for cell in cells)
+        width = sum(self._span(cell) for cell in cells)
         underline = ""
         if first_row and (head_row or head_row_missing):
             underline = "| " + " | ".join(["---"] * width) + " |\n"
         return "|" + text + "\n" + underline
+
+    def _span(self, cell: Any) -> int:
+        """The columns ``cell`` is written as: its colspan, as far as its table may be padded.
+
+        A cell spanning n columns is written as n cells, the n - 1 empty ones there to line up the
+        cells after it. That padding is bounded twice. A row is padded to at most the most cells
+        a row of its table holds: padding only fills columns the table has, and <td colspan=100>
+        (a "whole width" idiom) spans the table rather than 100 columns. And a table pads in all
+        at most as many columns as it holds cells: each cell costs at least 4 bytes of input
+        ("<td>"), a padded column at most 8 characters (" |" in its row, " --- |" in a delimiter
+        row), so padding at most doubles the input (17 bytes of <th colspan=1000> were 8,000
+        characters). Real tables span far fewer columns than they have cells; one that ran out
+        would lose only the alignment of its last rows, never a cell.
+        """
+        if cell not in self._cell_spans:
+            row = cell.getparent()
+            if row is None or row.tag != "tr":  # a stray cell, with nothing to line up with
+                self._cell_spans[cell] = 1
+                return 1
+            table = _table_of(row)
+            if table not in self._table_widths:
+                counts = [len(_cells(each)) for each in _rows(table)]
+                self._table_widths[table] = max(counts, default=0)
+                self._padding_left[table] = sum(counts)
+            # Rows get here in document order, so a table short of padding lines up its first rows.
+            cells = _cells(row)
+            padding = min(self._padding_left[table], max(0, self._table_widths[table] - len(cells)))
+            for each in cells:  # and a row its spans from the left
+                extra = min(padding, max(0, _number(each.get("colspan"), 1, _MAX_COLSPAN) - 1))
+                self._cell_spans[each] = 1 + extra
+                padding -= extra
+                self._padding_left[table] -= extra
+        return self._cell_spans[cell]
 
 
 _LINE_MARKER = re.compile(r"^((?:#{1,6} |[-*] |\d{1,9}\. |> )*)(.*)$")
@@ -444,9 +525,38 @@ def _link_first_line(text: str, target: str) -> str:
     return "\n".join(lines)
 
 
-def _colspan(cell: Any) -> int:
-    value = (cell.get("colspan") or "").strip()
-    return max(1, min(1000, int(value))) if value.isdigit() else 1
+def _number(value: str | None, default: int, maximum: int) -> int:
+    """An attribute's non-negative number, at most ``maximum``; ``default`` unless it is one.
+
+    Only ASCII digits: str.isdigit() also takes "²" or "①", which int() refuses.
+    """
+    value = (value or "").strip()
+    if not _ASCII_DIGITS.fullmatch(value):
+        return default
+    value = value.lstrip("0") or "0"
+    return maximum if len(value) > len(str(maximum)) else min(int(value), maximum)
+
+
+def _cells(row: Any) -> list[Any]:
+    return [cell for cell in row if cell.tag in ("td", "th")]
+
+
+def _table_of(row: Any) -> Any:
+    """The element whose rows ``row`` lines up with: its table (or whatever holds it)."""
+    parent = row.getparent()
+    if parent is None:
+        return row
+    if parent.tag in _ROW_GROUPS and parent.getparent() is not None:
+        return parent.getparent()
+    return parent
+
+
+def _rows(table: Any) -> Iterator[Any]:
+    for child in table:
+        if child.tag == "tr":
+            yield child
+        elif child.tag in _ROW_GROUPS:
+            yield from child.iterchildren("tr")
 
 
 def _previous_element(element: Any) -> Any:
@@ -472,6 +582,7 @@ class _TextConverter(_MarkdownConverter):
     """Plain text: paragraphs, line breaks and list items, but no Markdown syntax."""
 
     escape_asterisks = False
+    line_prefixes: ClassVar[dict[str, int]] = {"dd": len("    ")}  # no quote markers
 
     def convert_a(self, el: Any, text: str, parent_tags: frozenset[str]) -> str:
         return text
@@ -486,6 +597,8 @@ class _TextConverter(_MarkdownConverter):
         return f"\n\n{text}\n\n" if text else ""
 
     def convert_pre(self, el: Any, text: str, parent_tags: frozenset[str]) -> str:
+        if "pre" in parent_tags:
+            return text
         text = text.strip("\n")
         return f"\n\n{text}\n\n" if text.strip() else ""
 
