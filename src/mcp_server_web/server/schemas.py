@@ -16,7 +16,7 @@ Fetch a web page (or PDF, JSON, XML, plain-text or Markdown document) by URL and
 as clean Markdown, by default just the main content (article, docs body, post), without navigation, \
 ads or scripts.
 
-Long documents come in pages. Each answer holds at most max_length characters (default \
+Long documents come in pages. Each answer holds at most max_length characters of the document (default \
 {FETCH_MAX_LENGTH_DEFAULT}, up to {FETCH_MAX_LENGTH_LIMIT}); when more remains, the text ends with a line \
 giving the exact start_index to pass next. The whole document is cached after the first call, so \
 following pages are instant and consistent with the first (use refresh=true for a fresh download).
