@@ -197,15 +197,7 @@ def _completed_items(container: Block, weights: list[int], facts: _Facts) -> set
             voted[block.parent.index] += voted[block.index]
     completed: set[int] = set()
     for block in members:
-        if len(block.children) < LIST_MIN_ITEMS:
-            continue
-        groups: dict[str, list[Block]] = {}
-        for child in block.children:
-            if subtree[child.index]:
-                groups.setdefault(_signature(child.element), []).append(child)
-        for items in groups.values():
-            if len(items) < LIST_MIN_ITEMS:
-                continue
+        for items in _item_groups(block, subtree):
             mass = sum(subtree[item.index] for item in items)
             if sum(voted[item.index] for item in items) < ITEM_VOTED_SHARE * mass:
                 continue
@@ -351,15 +343,9 @@ def _unvoted_listing(blocks: list[Block], facts: _Facts, in_r: list[bool], in_t:
     region_tokens = sum(len(b.tokens) for b in blocks if facts.in_region[b.index]) or 1
     voted_total = voted[0] or 1
     for block in blocks:
-        if len(block.children) < LIST_MIN_ITEMS or not facts.in_region[block.index]:
+        if not facts.in_region[block.index]:
             continue
-        groups: dict[str, list[Block]] = {}
-        for child in block.children:
-            if subtree[child.index]:
-                groups.setdefault(_signature(child.element), []).append(child)
-        for items in groups.values():
-            if len(items) < LIST_MIN_ITEMS:
-                continue
+        for items in _item_groups(block, subtree):
             mass = sum(subtree[item.index] for item in items)
             unvoted = mass - sum(voted[item.index] for item in items)
             if mass < LIST_REGION_SHARE * region_tokens or unvoted < LIST_UNVOTED * voted_total:
@@ -375,6 +361,18 @@ def _unvoted_listing(blocks: list[Block], facts: _Facts, in_r: list[bool], in_t:
             if linked >= LIST_LINKED_ITEMS * len(items):
                 return True
     return False
+
+
+def _item_groups(block: Block, subtree_tokens: list[int]) -> list[list[Block]]:
+    """The lists of items among ``block``'s children: at least LIST_MIN_ITEMS siblings with text
+    and the same signature."""
+    if len(block.children) < LIST_MIN_ITEMS:
+        return []
+    groups: dict[str, list[Block]] = {}
+    for child in block.children:
+        if subtree_tokens[child.index]:
+            groups.setdefault(_signature(child.element), []).append(child)
+    return [items for items in groups.values() if len(items) >= LIST_MIN_ITEMS]
 
 
 def _signature(element: lxml.html.HtmlElement) -> str:
