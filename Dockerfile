@@ -15,7 +15,10 @@ FROM ${BASE_IMAGE} AS builder
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1
 
-RUN python3 -m venv /opt/venv
+# A current pip first: older ones (Debian's 23.0) crash resolving lxml[html_clean] (asked for by
+# trafilatura) next to lxml[html-clean] (readability's lxml-html-clean), an extras-name clash.
+RUN python3 -m venv /opt/venv \
+ && /opt/venv/bin/pip install --no-cache-dir --upgrade pip
 
 WORKDIR /src
 COPY pyproject.toml README.md ./
