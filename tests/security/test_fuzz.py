@@ -29,7 +29,6 @@ import operator
 import os
 import re
 import time
-import traceback
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -648,32 +647,6 @@ _GROWTH_SLACK = 20_000
 grows some markup (relative links made absolute, Markdown escapes, list indents); several times
 the input means a construct is amplified."""
 
-# Bugs the fuzzer found that are not fixed yet, each pinned by a strict xfail test at the end of
-# this file. Until one is fixed the fuzz tests step around it, narrowly, so that they keep
-# guarding everything else: the generators leave out the construct that triggers it, or the
-# check forgives exactly its signature. When an xfail test starts passing, remove its marker and
-# its name here.
-OPEN_BUGS: frozenset[str] = frozenset()
-# The characters lxml refuses in a tree: C0 controls but tab, newline and carriage return; U+FFFE, U+FFFF.
-_TREE_UNSAFE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-_RECOVERED_FROM_DATA = "recovered from data embedded in the page"
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
-_LINE_PREFIXES = re.compile(r"^(?:[ \t>:*+-]|\d{1,9}\. )+", re.MULTILINE)
-_PREFIXES_FORGIVEN = "nesting-prefix" in OPEN_BUGS
-
-
-def _known_crash(error: Exception) -> bool:
-    """readability's assertion on a page whose tree has no <body> ("bodyless"), lxml refusing a
-    control character that a character reference put in the tree ("char-ref-controls"), or
-    render.py reading colspan="²" as a number ("unicode-digits")."""
-    message = str(error)
-    if isinstance(error, AssertionError):
-        return "bodyless" in OPEN_BUGS and message.startswith("too many bodies: []")
-    if message.startswith("invalid literal for int()"):
-        frames = traceback.extract_tb(error.__traceback__)
-        return "unicode-digits" in OPEN_BUGS and frames[-1].filename.endswith("render.py")
-    return "char-ref-controls" in OPEN_BUGS and message.startswith("All strings must be XML compatible")
-
 
 @dataclass
 class _Stats:
@@ -747,41 +720,23 @@ def _convert(
         converted: Converted | None = convert(response, output_format=output_format, main_content=main)
     except WebToolError:
         converted = None
-    except (AssertionError, ValueError) as error:
-        if not _known_crash(error):
-            raise
-        converted = None
     seconds = time.perf_counter() - started
     label = f"{what} {len(body)} bytes, {output_format}, main_content={main}"
     _STATS.record(seconds, label, body, converted.text if converted else None)
     assert seconds < _MAX_SECONDS, f"conversion took {seconds:.1f} s"
     if converted is not None:
-        from_data = any(_RECOVERED_FROM_DATA in warning for warning in converted.warnings)
-        not_html = converted.content_type not in _HTML_TYPES
-        from_data_forgiven = from_data and "embedded-text" in OPEN_BUGS
-        nul_forgiven = from_data_forgiven or (not_html and "text-nul" in OPEN_BUGS)
-        _check_output(converted.text, len(body), nul_forgiven, from_data_forgiven, _PREFIXES_FORGIVEN)
+        _check_output(converted.text, len(body))
         if converted.title is not None:
-            _check_output(converted.title, len(body), from_data_forgiven, from_data_forgiven)
+            _check_output(converted.title, len(body))
     return converted
 
 
-def _check_output(
-    text: str,
-    input_size: int,
-    nul_forgiven: bool = False,
-    surrogates_forgiven: bool = False,
-    prefixes_forgiven: bool = False,
-) -> None:
+def _check_output(text: str, input_size: int) -> None:
     assert isinstance(text, str)
-    assert nul_forgiven or "\x00" not in text, "NUL characters must never reach the model"
-    if not surrogates_forgiven:
-        # Tool results travel as UTF-8 JSON: a lone surrogate fails the response as a whole.
-        text.encode("utf-8")
-    # While "nesting-prefix" is open, what each line repeats of its nesting (quote markers,
-    # definition and list indents) is not counted; everything else still is.
-    size = len(_LINE_PREFIXES.sub("", text)) if prefixes_forgiven else len(text)
-    assert size <= _output_bound(input_size), f"{size} characters from {input_size}"
+    assert "\x00" not in text, "NUL characters must never reach the model"
+    # Tool results travel as UTF-8 JSON: a lone surrogate fails the response as a whole.
+    text.encode("utf-8")
+    assert len(text) <= _output_bound(input_size), f"{len(text)} characters from {input_size}"
 
 
 # --- generated pages -------------------------------------------------------------------------
@@ -869,8 +824,6 @@ def _attributes(draw: st.DrawFn) -> str:
         name = draw(st.sampled_from(sorted(_ATTRIBUTE_VALUES)))
         values = _ATTRIBUTE_VALUES[name]
         value = draw(st.one_of(st.sampled_from(values), st.text(_TEXT_CHARS, max_size=12)))
-        if name == "colspan" and "colspan" in OPEN_BUGS and value.strip().isdecimal() and int(value) >= 10:
-            value = "2"
         quote = draw(st.sampled_from(['"', "'", "", '"']))
         out.append(f" {name}" if value == "" and draw(st.booleans()) else f" {name}={quote}{value}{quote}")
     return "".join(out)
@@ -937,15 +890,10 @@ def _data_scripts(draw: st.DrawFn) -> str:
     return opening + payload + "</script>"
 
 
-# Deeply nested <pre> is both slow and amplified ("slow-nested-pre", "nesting-prefix"): not nested
-# thousands of times while those are open (the recursive fragments still nest it a few levels).
-_CHAIN_TAGS = tuple(tag for tag in _TAGS if tag != "pre" or "slow-nested-pre" not in OPEN_BUGS)
-
-
 @st.composite
 def _deep_chains(draw: st.DrawFn) -> str:
     """The same few tags opened thousands of times, closed or not: libxml2 stops at 256 levels."""
-    tags = draw(st.lists(st.sampled_from(_CHAIN_TAGS), min_size=1, max_size=3))
+    tags = draw(st.lists(st.sampled_from(_TAGS), min_size=1, max_size=3))
     depth = draw(st.integers(50, 3000))
     opening = "".join(f"<{tag}>" for tag in tags)
     text = draw(_texts)
@@ -1018,21 +966,11 @@ def test_generated_pages_convert_without_crashing(
 )
 def test_extraction_takes_any_python_string(document: str, output_format: OutputFormat, main: bool) -> None:
     # extract_html is public (the benchmark calls it on files it decoded itself), so it gets text
-    # that decode_text would never produce: lone surrogates, U+FFFE. Not the C0 controls lxml
-    # refuses in a tree, though: those crash it today (see the xfail test below).
-    if "str-controls" in OPEN_BUGS:
-        document = _TREE_UNSAFE.sub("", document)
+    # that decode_text would never produce: lone surrogates, U+FFFE, C0 controls.
     started = time.perf_counter()
-    try:
-        result = extract_html(document, _BASE_URL, output_format=output_format, main_content=main)
-    except (AssertionError, ValueError) as error:
-        if _known_crash(error):
-            return
-        raise
+    result = extract_html(document, _BASE_URL, output_format=output_format, main_content=main)
     assert time.perf_counter() - started < _MAX_SECONDS
-    _check_output(
-        result.text, len(document.encode("utf-8", "surrogatepass")), prefixes_forgiven=_PREFIXES_FORGIVEN
-    )
+    _check_output(result.text, len(document.encode("utf-8", "surrogatepass")))
     if output_format == "markdown" and main:
         assert main_content(document, _BASE_URL) == result.text
 
@@ -1106,10 +1044,7 @@ def _mutate(draw: st.DrawFn, operation: str, data: bytes) -> bytes:
     if operation == "insert-bad-bytes":
         return data[:at] + draw(st.sampled_from(_BAD_BYTES)) * draw(st.integers(1, 16)) + data[at:]
     if operation == "nest-deep":
-        tags = (
-            _NEST_TAGS if "slow-nested-pre" not in OPEN_BUGS else tuple(t for t in _NEST_TAGS if t != b"pre")
-        )
-        tag = draw(st.sampled_from(tags))
+        tag = draw(st.sampled_from(_NEST_TAGS))
         return data[:at] + (b"<" + tag + b">") * draw(st.integers(100, 5000)) + data[at:]
     if operation == "swap-tag":
         tags = list(_ANY_TAG.finditer(data))
@@ -1122,10 +1057,7 @@ def _mutate(draw: st.DrawFn, operation: str, data: bytes) -> bytes:
         if not tags:
             return data
         end = tags[draw(st.integers(0, len(tags) - 1))].end()
-        attributes = _INJECTED_ATTRIBUTES
-        if "colspan" in OPEN_BUGS:
-            attributes = tuple(a for a in attributes if a != b' colspan="1000"')
-        return data[:end] + draw(st.sampled_from(attributes)) + data[end:]
+        return data[:end] + draw(st.sampled_from(_INJECTED_ATTRIBUTES)) + data[end:]
     if operation == "charset":
         label = draw(st.sampled_from(_CHARSETS))
         if _CHARSET_DECLARATION.search(data) and draw(st.booleans()):
@@ -1175,7 +1107,7 @@ def test_mutated_real_pages_convert_without_crashing(
 # --- minimised findings ------------------------------------------------------------------------
 # Each input below is the smallest the fuzzer's failures shrank to; all are fixed, and these
 # tests keep them fixed. A new finding that cannot be fixed at once is pinned here as a strict
-# xfail, with its name in OPEN_BUGS so that the fuzz tests step around exactly that bug.
+# xfail.
 
 
 def _convert_raw(body: bytes, output_format: OutputFormat = "markdown", main: bool = True) -> Converted:
