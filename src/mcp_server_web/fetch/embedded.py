@@ -98,7 +98,9 @@ def recover_embedded_text(root: lxml.html.HtmlElement) -> Recovered | None:
                 continue
             pieces = _prose_pieces(data)
             if pieces:
-                return Recovered(title=_first_title(data), text="\n\n".join(pieces), source=script_id or kind)
+                # A page chooses any other id: name only the well-known ones in our warning.
+                source = script_id if script_id in _DATA_SCRIPT_IDS else "an application/json script"
+                return Recovered(title=_first_title(data), text="\n\n".join(pieces), source=source)
     return None
 
 

@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 # RFC 9309 2.5: crawlers must parse at least 500 KiB of a robots.txt.
 ROBOTS_MAX_BYTES = 500 * 1024
+_QUOTED_RULE_MAX = 100
 ROBOTS_TIMEOUT = 10.0
 ROBOTS_TTL = 3600.0
 ROBOTS_MAX_ORIGINS = 2048
@@ -66,6 +67,8 @@ class RobotsRules:
             return None
         path = _path_of(url)
         rule = _matching_disallow(self.text, path)
+        if rule and len(rule) > _QUOTED_RULE_MAX:
+            rule = rule[:_QUOTED_RULE_MAX] + "…"  # the site writes it: enough to recognise it
         matched = f" (rule '{rule}')" if rule else ""
         return f"{self.robots_url} disallows {path} for user agent '{token}'{matched}. {_TURN_OFF}"
 
