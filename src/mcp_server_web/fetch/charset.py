@@ -156,10 +156,12 @@ def decode_text(body: bytes, *, declared: str | None, html: bool) -> str:
     The text never holds control characters (see the module docstring): a tree cannot hold
     them, and in plain text they only cost the model tokens (or hide text from it).
     """
-    return _tree_safe(_decode(body, declared=declared, html=html))
+    return without_controls(_decode(body, declared=declared, html=html))
 
 
-def _tree_safe(text: str) -> str:
+def without_controls(text: str) -> str:
+    """``text`` without the control characters a tree cannot hold (vertical tab and form feed
+    become spaces)."""
     if _TREE_UNSAFE.search(text) is None:
         return text
     return _TREE_UNSAFE.sub(lambda match: " " if match.group() in _SPACE_LIKE else "", text)

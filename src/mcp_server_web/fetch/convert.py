@@ -15,7 +15,7 @@ import lxml.html
 from lxml import etree
 
 from mcp_server_web.errors import ExtractionFailed, UnsupportedContentType
-from mcp_server_web.fetch.charset import decode_text
+from mcp_server_web.fetch.charset import decode_text, without_controls
 from mcp_server_web.fetch.embedded import inspect_shell, recover_embedded_text
 from mcp_server_web.fetch.extract import extract_html
 from mcp_server_web.fetch.pdf import pdf_to_text
@@ -53,22 +53,15 @@ def convert(
     return replace(converted, text=_printable(converted.text), title=_printable(converted.title))
 
 
-# Control characters and lone surrogates: escapes in JSON data (a page's JSON-LD, a JSON body)
-# and PDF text layers can spell them, and a lone surrogate cannot even be sent as UTF-8.
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]")
+# Escapes in JSON data (a page's JSON-LD, a JSON body) and PDF text layers can spell control
+# characters and lone surrogates; a lone surrogate cannot even be sent as UTF-8.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _printable(text: str | None) -> str | None:
-    if text is None or _UNPRINTABLE.search(text) is None:
-        return text
-    return _UNPRINTABLE.sub(_replacement, text)
-
-
-def _replacement(match: re.Match[str]) -> str:
-    character = match.group()
-    if character >= "\ud800":
-        return "\ufffd"
-    return " " if character in "\x0b\x0c" else ""
+    if text is None:
+        return None
+    return _LONE_SURROGATE.sub("\ufffd", without_controls(text))
 
 
 def _convert(

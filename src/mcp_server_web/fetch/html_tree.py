@@ -15,6 +15,8 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 from lxml import etree
 
+from mcp_server_web.fetch.charset import without_controls
+
 logger = logging.getLogger(__name__)
 
 MAX_DEPTH = 200
@@ -91,7 +93,7 @@ def parse_html(html: str) -> lxml.html.HtmlElement | None:
     """Parse a document, never deeper than MAX_DEPTH; None if it holds no elements at all."""
     if not html.strip():
         return None
-    html = _tree_safe(html)
+    html = without_controls(_CONTROL_REFERENCES.sub(" ", html) if "&#" in html else html)
     root, too_deep = _parse(html)
     if too_deep:
         # libxml2 stops at 256 levels and silently drops the rest of the document: flatten the
@@ -104,21 +106,13 @@ def parse_html(html: str) -> lxml.html.HtmlElement | None:
     return root
 
 
-# What lxml refuses to hold in a tree (C0 controls but tab, newline and carriage return; U+FFFE,
-# U+FFFF), and character references that spell them (libxml2 puts those in the tree, where any
-# later change to the text fails). Fetched pages come without the raw characters already
-# (charset.decode_text); this covers references, and callers that pass any str.
-_TREE_UNSAFE = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]"
-    r"|&#(?:0*(?:[0-8]|1[124-9]|2[0-9]|3[01]|6553[45])(?![0-9])"
+# Character references that spell a control character a tree cannot hold: libxml2 puts the
+# character in the tree, where any later change to that text fails. (Fetched pages come without
+# the raw characters already, see charset.decode_text; parse_html removes them for any str.)
+_CONTROL_REFERENCES = re.compile(
+    r"&#(?:0*(?:[0-8]|1[124-9]|2[0-9]|3[01]|6553[45])(?![0-9])"
     r"|[xX]0*(?:[0-8bBcCeEfF]|1[0-9a-fA-F]|[fF]{3}[eEfF])(?![0-9a-fA-F]));?"
 )
-
-
-def _tree_safe(html: str) -> str:
-    if _TREE_UNSAFE.search(html) is None:
-        return html
-    return _TREE_UNSAFE.sub(" ", html)
 
 
 def _parse(html: str) -> tuple[lxml.html.HtmlElement | None, bool]:
