@@ -182,6 +182,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("cache_ttl", "MCP_WEB_CACHE_TTL", _positive_float, "seconds a fetched document stays cached"),
     Option("cache_max_mb", "MCP_WEB_CACHE_MAX_MB", _positive_float, "cap on the document cache, MB"),
     Option("pdf_max_pages", "MCP_WEB_PDF_MAX_PAGES", _positive_int, "PDF pages converted at most"),
+    Option(
+        "conversion_max_mb",
+        "MCP_WEB_CONVERSION_MAX_MB",
+        _positive_float,
+        "memory one page's conversion may use (its worker process's resident size), MB",
+    ),
     Option("tavily_api_key", "TAVILY_API_KEY", _optional_text, "Tavily API key", secret=True),
     Option("exa_api_key", "EXA_API_KEY", _optional_text, "Exa API key", secret=True),
     Option("brave_api_key", "BRAVE_API_KEY", _optional_text, "Brave Search API key", secret=True),
@@ -223,6 +229,7 @@ class Settings:
     cache_ttl: float = 900.0
     cache_max_mb: float = 128.0
     pdf_max_pages: int = 100
+    conversion_max_mb: float = 1024.0
     tavily_api_key: str | None = field(default=None, repr=False)
     exa_api_key: str | None = field(default=None, repr=False)
     brave_api_key: str | None = field(default=None, repr=False)
@@ -242,6 +249,10 @@ class Settings:
     @property
     def cache_max_bytes(self) -> int:
         return int(self.cache_max_mb * 1024 * 1024)
+
+    @property
+    def conversion_max_bytes(self) -> int:
+        return int(self.conversion_max_mb * 1024 * 1024)
 
     def describe(self) -> dict[str, str]:
         """The effective settings as strings, secrets masked: for logs and `doctor`."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -103,6 +103,7 @@ def parse_html(html: str) -> lxml.html.HtmlElement | None:
     if root is None:
         return None
     flatten_deep(root)
+    bound_table_spans(root)
     return root
 
 
@@ -187,6 +188,82 @@ def flatten_deep(root: lxml.html.HtmlElement) -> None:
         text = " ".join(piece.strip() for piece in element.itertext() if piece.strip())
         element.clear(keep_tail=True)
         element.text = text
+
+
+# --- tables ---------------------------------------------------------------------------------
+
+ROW_GROUPS = frozenset({"thead", "tbody", "tfoot"})
+MAX_SPAN_GRID_PER_CELL = 4
+"""A table's spans may make its grid (the sum of rowspan x colspan over its cells) at most this many
+times its real cells, plus SPAN_GRID_ALLOWANCE; past that its spans are dropped."""
+SPAN_GRID_ALLOWANCE = 1000
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+
+
+def bound_table_spans(root: lxml.html.HtmlElement) -> None:
+    """Bound what table spans can make an extractor build, before any extractor sees the tree.
+
+    Extractors lay tables out as grids: a cell with rowspan=65534 colspan=1000 costs them a grid
+    cell per slot it covers, so 14 KB of such cells cost trafilatura ~35 s and 265 MB. Browsers
+    end a span at its table's last row; here it also ends at the table's widest row (there are
+    no columns to span past it), and a table whose spans would still make its grid more than a
+    few times its real cells loses its spans: it is not laying out data, and its cells all stay.
+    Linear in the number of rows and cells.
+    """
+    for table in root.iter("table"):
+        rows = list(table_rows(table))
+        cells_by_row = [row_cells(row) for row in rows]
+        width = max((len(cells) for cells in cells_by_row), default=0)
+        real = sum(len(cells) for cells in cells_by_row)
+        grid = 0
+        for index, cells in enumerate(cells_by_row):
+            rows_left = len(rows) - index
+            for cell in cells:
+                grid += _clamp_span(cell, "rowspan", rows_left) * _clamp_span(cell, "colspan", width)
+        if grid > MAX_SPAN_GRID_PER_CELL * real + SPAN_GRID_ALLOWANCE:
+            for cells in cells_by_row:
+                for cell in cells:
+                    cell.attrib.pop("rowspan", None)
+                    cell.attrib.pop("colspan", None)
+
+
+def _clamp_span(cell: lxml.html.HtmlElement, name: str, most: int) -> int:
+    raw = cell.get(name)
+    if raw is None:
+        return 1
+    span = attribute_number(raw, 1, most)
+    if span == 0:
+        # rowspan=0 reaches the end of the table (HTML); colspan=0 is invalid, so 1.
+        span = most if name == "rowspan" else 1
+    span = max(1, min(span, most))
+    if str(span) != raw:
+        cell.set(name, str(span))
+    return span
+
+
+def table_rows(table: lxml.html.HtmlElement) -> Iterator[lxml.html.HtmlElement]:
+    """A table's own rows, in order (not those of tables nested in its cells)."""
+    for child in table:
+        if child.tag == "tr":
+            yield child
+        elif child.tag in ROW_GROUPS:
+            yield from child.iterchildren("tr")
+
+
+def row_cells(row: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    return [cell for cell in row if cell.tag in ("td", "th")]
+
+
+def attribute_number(value: str | None, default: int, maximum: int) -> int:
+    """An attribute's non-negative number, at most ``maximum``; ``default`` unless it is one.
+
+    Only ASCII digits: str.isdigit() also takes "²" or "①", which int() refuses.
+    """
+    value = (value or "").strip()
+    if not _ASCII_DIGITS.fullmatch(value):
+        return default
+    value = value.lstrip("0") or "0"
+    return maximum if len(value) > len(str(maximum)) else min(int(value), maximum)
 
 
 # --- cleaning ---------------------------------------------------------------------------------

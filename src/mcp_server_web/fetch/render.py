@@ -10,13 +10,20 @@ BeautifulSoup makes it several times faster, which matters for whole-page conver
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import lxml.html
 from lxml import etree
 
-from mcp_server_web.fetch.html_tree import collapse, serialise
+from mcp_server_web.fetch.html_tree import (
+    ROW_GROUPS,
+    attribute_number,
+    collapse,
+    row_cells,
+    serialise,
+    table_rows,
+)
 from mcp_server_web.fetch.types import OutputFormat
 
 _BLANK_LINES = re.compile(r"\n{3,}")
@@ -44,9 +51,7 @@ _TRIM_OUTSIDE = _TRIM_INSIDE | {"pre"}
 _NO_FORMAT = frozenset({"pre", "code", "kbd", "samp"})
 _INLINE_CONTEXT = _HEADINGS | {"td", "th"}
 _LINE_PREFIXED = frozenset({"blockquote", "dd", "li"})
-_ROW_GROUPS = frozenset({"thead", "tbody", "tfoot"})
 _SKIPPED = frozenset({"script", "style", "template", "head", "title", "meta", "link"})
-_ASCII_DIGITS = re.compile(r"[0-9]+")
 
 # Each <blockquote>, <dd> and list item repeats its prefix ("> ", four spaces, the bullet's width)
 # on every line inside it, so without a bound a page's output grows with depth x lines. Past this
@@ -418,7 +423,7 @@ class _MarkdownConverter:
             return "- "
         if el not in self._item_numbers:
             # numbered for the whole list at once: counting each item's predecessors is quadratic
-            start = _number(parent.get("start"), 1, _MAX_LIST_START)
+            start = attribute_number(parent.get("start"), 1, _MAX_LIST_START)
             for index, item in enumerate(parent.iterchildren("li")):
                 self._item_numbers[item] = start + index
         return f"{self._item_numbers[el]}. "
@@ -491,14 +496,14 @@ class _MarkdownConverter:
                 return 1
             table = _table_of(row)
             if table not in self._table_widths:
-                counts = [len(_cells(each)) for each in _rows(table)]
+                counts = [len(row_cells(each)) for each in table_rows(table)]
                 self._table_widths[table] = max(counts, default=0)
                 self._padding_left[table] = sum(counts)
             # Rows get here in document order, so a table short of padding lines up its first rows.
-            cells = _cells(row)
+            cells = row_cells(row)
             padding = min(self._padding_left[table], max(0, self._table_widths[table] - len(cells)))
             for each in cells:  # and a row its spans from the left
-                extra = min(padding, max(0, _number(each.get("colspan"), 1, _MAX_COLSPAN) - 1))
+                extra = min(padding, max(0, attribute_number(each.get("colspan"), 1, _MAX_COLSPAN) - 1))
                 self._cell_spans[each] = 1 + extra
                 padding -= extra
                 self._padding_left[table] -= extra
@@ -525,38 +530,14 @@ def _link_first_line(text: str, target: str) -> str:
     return "\n".join(lines)
 
 
-def _number(value: str | None, default: int, maximum: int) -> int:
-    """An attribute's non-negative number, at most ``maximum``; ``default`` unless it is one.
-
-    Only ASCII digits: str.isdigit() also takes "²" or "①", which int() refuses.
-    """
-    value = (value or "").strip()
-    if not _ASCII_DIGITS.fullmatch(value):
-        return default
-    value = value.lstrip("0") or "0"
-    return maximum if len(value) > len(str(maximum)) else min(int(value), maximum)
-
-
-def _cells(row: Any) -> list[Any]:
-    return [cell for cell in row if cell.tag in ("td", "th")]
-
-
 def _table_of(row: Any) -> Any:
     """The element whose rows ``row`` lines up with: its table (or whatever holds it)."""
     parent = row.getparent()
     if parent is None:
         return row
-    if parent.tag in _ROW_GROUPS and parent.getparent() is not None:
+    if parent.tag in ROW_GROUPS and parent.getparent() is not None:
         return parent.getparent()
     return parent
-
-
-def _rows(table: Any) -> Iterator[Any]:
-    for child in table:
-        if child.tag == "tr":
-            yield child
-        elif child.tag in _ROW_GROUPS:
-            yield from child.iterchildren("tr")
 
 
 def _previous_element(element: Any) -> Any:

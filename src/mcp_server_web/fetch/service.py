@@ -1,14 +1,13 @@
 """web_fetch as a library: URL -> cached, converted document -> one page of it.
 
 The first call for a URL downloads it (robots.txt and the address policy permitting), converts it
-in a worker thread and caches the whole document; every later page is sliced from that copy, so
-page 2 is consistent with page 1 and costs no second download.
+in a worker process (see workers.py) and caches the whole document; every later page is sliced
+from that copy, so page 2 is consistent with page 1 and costs no second download.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
@@ -24,7 +23,8 @@ from mcp_server_web.fetch.client import Fetcher
 from mcp_server_web.fetch.guard import parse_url
 from mcp_server_web.fetch.pages import Page, slice_page
 from mcp_server_web.fetch.robots import ROBOTS_TIMEOUT, RobotsPolicy
-from mcp_server_web.fetch.types import Document, FetchResponse, OutputFormat
+from mcp_server_web.fetch.types import Converted, Document, FetchResponse, OutputFormat
+from mcp_server_web.fetch.workers import CONVERT, ConversionPool
 
 logger = logging.getLogger(__name__)
 
@@ -51,9 +51,10 @@ async def _no_progress(progress: float, message: str) -> None:
 class FetchService:
     """Fetches, converts, caches and paginates web pages."""
 
-    def __init__(self, settings: Settings, fetcher: Fetcher) -> None:
+    def __init__(self, settings: Settings, fetcher: Fetcher, converters: ConversionPool) -> None:
         self._settings = settings
         self._fetcher = fetcher
+        self._converters = converters
         self._robots = (
             RobotsPolicy(fetcher, timeout=min(ROBOTS_TIMEOUT, settings.timeout))
             if settings.respect_robots
@@ -62,9 +63,6 @@ class FetchService:
         self._cache = ByteBoundedTTLCache(settings.cache_max_bytes, settings.cache_ttl)
         self._downloads: SingleFlight[FetchResponse] = SingleFlight()
         self._conversions: SingleFlight[Document] = SingleFlight()
-        # Conversion is CPU-bound: more threads than cores adds no throughput, only memory (each
-        # thread parses a whole page and keeps its own malloc arena).
-        self._converters = anyio.CapacityLimiter(max(2, os.cpu_count() or 2))
 
     @property
     def cache(self) -> ByteBoundedTTLCache:
@@ -112,25 +110,19 @@ class FetchService:
         refresh: bool,
         progress: ProgressReporter,
     ) -> Document:
-        # Imported on first use: lxml, readability and trafilatura would add ~150 ms to start-up.
-        from mcp_server_web.fetch.convert import convert
-
         response = await self._response(url, refresh, progress)
         await progress(_DOWNLOAD_SHARE, "converting")
-        job = partial(
-            convert,
-            response,
-            output_format=output_format,
-            main_content=main_content,
-            pdf_max_pages=self._settings.pdf_max_pages,
-            pdf_time_budget=self._settings.timeout * _PDF_TIME_SHARE,
-        )
         try:
-            # A worker thread cannot be interrupted; past the limit the call returns and the
-            # thread's result is dropped, so one pathological page cannot hold a client hostage.
+            # Past the limit (or when the caller goes away) the worker process is killed: a
+            # pathological page costs at most this long, then nothing.
             with anyio.fail_after(self._settings.timeout):
-                converted = await anyio.to_thread.run_sync(
-                    job, abandon_on_cancel=True, limiter=self._converters
+                converted: Converted = await self._converters.run(
+                    CONVERT,
+                    response,
+                    output_format=output_format,
+                    main_content=main_content,
+                    pdf_max_pages=self._settings.pdf_max_pages,
+                    pdf_time_budget=self._settings.timeout * _PDF_TIME_SHARE,
                 )
         except TimeoutError:
             raise ExtractionFailed(

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import httpcore
 import httpx
 from mcp.server.mcpserver import MCPServer
@@ -17,6 +21,7 @@ from mcp_server_web.config import Settings
 from mcp_server_web.fetch.client import Fetcher
 from mcp_server_web.fetch.guard import Resolver
 from mcp_server_web.fetch.service import FetchService
+from mcp_server_web.fetch.workers import ConversionPool
 from mcp_server_web.providers.registry import LazyChain
 from mcp_server_web.server import tools
 from mcp_server_web.server.http_request_tool import HTTP_REQUEST_TOOL
@@ -75,6 +80,23 @@ def provider_http_client(settings: Settings) -> httpx.AsyncClient:
     )
 
 
+def conversion_pool(settings: Settings) -> ConversionPool:
+    # Conversion is CPU-bound: more workers than cores adds no throughput, only memory.
+    return ConversionPool(
+        max(2, os.cpu_count() or 2),
+        memory_limit=settings.conversion_max_bytes,
+        log_level=logging.getLevelName(settings.log_level.upper()),
+    )
+
+
+def converters_of(server: MCPServer[Any]) -> ConversionPool | None:
+    """The conversion pool of a server built by build_server, for the health check."""
+    return _CONVERTERS.get(server)
+
+
+_CONVERTERS: weakref.WeakKeyDictionary[MCPServer[Any], ConversionPool] = weakref.WeakKeyDictionary()
+
+
 def build_server(
     settings: Settings,
     *,
@@ -82,19 +104,29 @@ def build_server(
     network_backend: httpcore.AsyncNetworkBackend | None = None,
 ) -> MCPServer[Services]:
     """The MCP server for these settings. resolver and network_backend are for tests."""
+    converters = conversion_pool(settings)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Services]) -> AsyncIterator[Services]:
         async with (
             Fetcher(settings, resolver=resolver, network_backend=network_backend) as fetcher,
             provider_http_client(settings) as provider_http,
+            anyio.create_task_group() as background,
         ):
+            if "web_fetch" in settings.tools:
+                # The first page then finds a worker waiting, with the conversion stack imported.
+                background.start_soon(converters.warm_up)
             search = LazyChain(settings, provider_http)
             try:
                 yield Services(
-                    settings=settings, fetcher=fetcher, fetch=FetchService(settings, fetcher), search=search
+                    settings=settings,
+                    fetcher=fetcher,
+                    fetch=FetchService(settings, fetcher, converters),
+                    search=search,
                 )
             finally:
+                background.cancel_scope.cancel()
+                converters.close()
                 await search.aclose()
 
     registered: list[Tool] = []
@@ -122,7 +154,7 @@ def build_server(
             )
         )
 
-    return MCPServer(
+    server = MCPServer(
         name="mcp-server-web",
         title="Web search and fetch",
         version=__version__,
@@ -133,3 +165,5 @@ def build_server(
         middleware=[ToolSelection(settings.tools), ConcurrencyLimit(settings.max_concurrency)],
         log_level=settings.log_level.upper(),  # type: ignore[arg-type]
     )
+    _CONVERTERS[server] = converters
+    return server

@@ -1,0 +1,342 @@
+"""A hostile page's conversion never outlives its call, its memory cap or its slot (issue 10, points 1, 8).
+
+Pages are served from 127.0.0.1. The process-level tests run the real server (HTTP, a subprocess)
+and read it and its conversion workers from /proc: threads, processes, resident memory, CPU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+
+from mcp_server_web.fetch.convert import convert
+from mcp_server_web.fetch.html_tree import (
+    MAX_SPAN_GRID_PER_CELL,
+    SPAN_GRID_ALLOWANCE,
+    parse_html,
+    row_cells,
+    table_rows,
+)
+from mcp_server_web.fetch.types import FetchResponse
+from mcp_server_web.server.app import build_server, converters_of
+from tests.server.conftest import error_code, fenced_text, make_settings, text_of
+from tests.support.http_server import RunningServer, http_client, running_http_server
+from tests.support.load import Sampler
+from tests.support.origin import Origin, RequestContext
+from tests.support.proctree import read_tree
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads processes from /proc")
+
+TOKEN = "conversion-limits-token"
+PARAGRAPH = "<p>" + "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do tempor. " * 4 + "</p>\n"
+
+
+def span_bomb(rows: int = 100) -> str:
+    """The reviewed attack: ~14 KB of table cells with rowspan=65534 colspan=1000."""
+    cells = "".join(f'<td rowspan="65534" colspan="1000">cell{i}</td>' for i in range(3))
+    table = "".join(f"<tr>{cells}</tr>" for _ in range(rows))
+    return (
+        "<html><head><title>Spans</title></head><body><main><h1>Spans</h1>"
+        f"<p>{'An ordinary introduction to a table of figures. ' * 8}</p>"
+        f"<table>{table}</table></main></body></html>"
+    )
+
+
+def article(paragraphs: int, title: str = "Article") -> str:
+    return (
+        f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
+        f"{PARAGRAPH * paragraphs}</article></body></html>"
+    )
+
+
+def as_response(html: str) -> FetchResponse:
+    return FetchResponse(
+        url="http://127.0.0.1/p",
+        final_url="http://127.0.0.1/p",
+        status=200,
+        headers={},
+        media_type="text/html",
+        charset="utf-8",
+        body=html.encode(),
+    )
+
+
+def serve_any_query(origin: Origin, path: str, html: str) -> str:
+    """Serve html at path for any query string (so each call can be a new download)."""
+    body = html.encode()
+
+    def handler(ctx: RequestContext) -> None:
+        ctx.send_head(200, {"Content-Type": "text/html; charset=utf-8", "Content-Length": str(len(body))})
+        ctx.write(body)
+
+    origin.route(path, handler)
+    return origin.url(path)
+
+
+# --- the amplifier is bounded before any extractor sees the tree -----------------------------------
+
+
+def test_table_spans_are_bounded_before_extraction() -> None:
+    root = parse_html(span_bomb(200))
+    assert root is not None
+    for table in root.iter("table"):
+        rows = list(table_rows(table))
+        width = max(len(row_cells(row)) for row in rows)
+        grid = 0
+        cells = 0
+        for index, row in enumerate(rows):
+            for cell in row_cells(row):
+                rowspan, colspan = int(cell.get("rowspan", "1")), int(cell.get("colspan", "1"))
+                assert 1 <= rowspan <= len(rows) - index and 1 <= colspan <= width
+                grid += rowspan * colspan
+                cells += 1
+        assert grid <= MAX_SPAN_GRID_PER_CELL * cells + SPAN_GRID_ALLOWANCE
+
+
+def test_real_table_spans_are_kept() -> None:
+    html = (
+        "<table><tr><th rowspan='2'>Region</th><th colspan='2'>Sales</th></tr>"
+        "<tr><th>2025</th><th>2026</th></tr>"
+        "<tr><td rowspan='0'>North</td><td>1</td><td>2</td></tr><tr><td>3</td><td>4</td></tr></table>"
+    )
+    root = parse_html(html)
+    assert root is not None
+    spans = [(cell.get("rowspan"), cell.get("colspan")) for cell in root.iter("th", "td")]
+    assert spans[:2] == [("2", None), (None, "2")]
+    assert spans[4] == ("2", None)  # rowspan=0: to the end of the table, which is two rows
+
+
+def test_span_bomb_converts_in_a_fraction_of_a_second_and_keeps_its_cells() -> None:
+    # Before: 50 rows took trafilatura 1.8-4.4 s, 200 rows 24-30 s and 265 MB.
+    started = time.perf_counter()
+    converted = convert(as_response(span_bomb(200)), output_format="markdown", main_content=True)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 3.0, f"the span bomb took {elapsed:.1f} s"
+    assert converted.text.count("cell2") == 200
+
+
+# --- abandoned work is stopped, not left running ---------------------------------------------------
+
+
+@asynccontextmanager
+async def in_memory(**overrides: object) -> AsyncIterator[tuple[Client, object]]:
+    server = build_server(make_settings(**overrides))
+    async with Client(server) as client:
+        yield client, server
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+async def test_a_conversion_past_the_time_limit_is_killed(origin: Origin) -> None:
+    slow = origin.serve("/slow", article(16000, "Slow"))  # ~6 MB: seconds of extraction
+    quick = origin.serve("/quick", article(5, "Quick"))
+    async with in_memory(timeout=1.0) as (client, server):
+        pool = converters_of(server)  # type: ignore[arg-type]
+        assert pool is not None
+        busy: set[int] = set()
+
+        async def watch() -> None:
+            while True:
+                if pool.status().busy:
+                    busy.update(pool.busy_pids())
+                await anyio.sleep(0.02)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(watch)
+            result = await client.call_tool("web_fetch", {"url": slow})
+            tasks.cancel_scope.cancel()
+        assert error_code(result) == "extraction_failed"
+        assert "longer than 1 seconds" in text_of(result)
+        assert busy, "the conversion never reached a worker"
+        assert pool.status().killed >= 1 and pool.status().busy == 0
+        for _ in range(100):  # 2 s
+            if not any(alive(pid) for pid in busy):
+                break
+            await anyio.sleep(0.02)
+        assert not any(alive(pid) for pid in busy), "the worker of the abandoned conversion still runs"
+        started = time.monotonic()
+        answer = await client.call_tool("web_fetch", {"url": quick})
+        assert not answer.is_error, text_of(answer)
+        assert "Lorem ipsum" in fenced_text(answer)
+        assert time.monotonic() - started < 2
+
+
+async def test_conversion_memory_cap_kills_the_worker_and_the_server_goes_on(origin: Origin) -> None:
+    big = origin.serve("/big", article(20000, "Big"))
+    quick = origin.serve("/quick", article(5, "Quick"))
+    async with in_memory(timeout=60.0, conversion_max_mb=150.0) as (client, server):
+        result = await client.call_tool("web_fetch", {"url": big})
+        assert error_code(result) == "too_large"
+        assert "150 MB" in text_of(result) and "MCP_WEB_CONVERSION_MAX_MB" in text_of(result)
+        assert converters_of(server).status().killed == 1  # type: ignore[union-attr]
+        answer = await client.call_tool("web_fetch", {"url": quick})
+        assert not answer.is_error, text_of(answer)
+
+
+# --- the real server under attack -------------------------------------------------------------------
+
+
+async def fetch_call(client: Client, url: str) -> tuple[float, bool, str]:
+    started = time.monotonic()
+    result = await client.call_tool("web_fetch", {"url": url, "max_length": 2000})
+    return time.monotonic() - started, bool(result.is_error), text_of(result)[:200]
+
+
+async def settle(
+    server: RunningServer, baseline_processes: int, baseline_threads: int, rss_bound: float
+) -> float:
+    """Seconds until the server's tree is back to baseline (processes, threads, RSS) and idle."""
+    started = time.monotonic()
+    while True:
+        before = read_tree(server.process.pid)
+        await anyio.sleep(1.0)
+        after = read_tree(server.process.pid)
+        idle = after.cpu_seconds - before.cpu_seconds < 0.2
+        if (
+            idle
+            and after.processes <= baseline_processes
+            and after.threads <= baseline_threads
+            and after.rss_mib <= rss_bound
+        ):
+            return time.monotonic() - started
+        if time.monotonic() - started > 10:
+            raise AssertionError(
+                f"not back to baseline 10 s after the attack: {after} (baseline {baseline_processes} "
+                f"processes, {baseline_threads} threads, RSS bound {rss_bound:.0f} MiB, "
+                f"{after.cpu_seconds - before.cpu_seconds:.2f} CPU s in the last second)"
+            )
+
+
+async def warm(client: Client, url: str) -> None:
+    for _ in range(2):
+        await asyncio.gather(*(fetch_call(client, f"{url}?warm={i}") for i in range(2)))
+    await anyio.sleep(11)  # the thread pool's idle threads end after 10 s
+
+
+ATTACKERS = 20
+ATTACK_SECONDS = 60.0
+PROBE_LIMIT_S = 2.0
+
+
+async def test_sustained_span_bomb_attack_leaves_the_server_responsive_and_clean() -> None:
+    with Origin() as origin, running_http_server(MCP_WEB_AUTH_TOKEN=TOKEN) as server:
+        bomb = serve_any_query(origin, "/bomb", span_bomb())
+        ordinary = serve_any_query(origin, "/ordinary", article(30, "Ordinary"))
+        async with http_client(server.url, TOKEN) as client:
+            await warm(client, ordinary)
+            baseline = read_tree(server.process.pid)
+            probes: list[tuple[float, bool, str]] = []
+            attacks: list[tuple[float, bool, str]] = []
+            stop_at = time.monotonic() + ATTACK_SECONDS
+
+            async def attacker(number: int) -> None:
+                count = 0
+                async with http_client(server.url, TOKEN) as own:
+                    while time.monotonic() < stop_at:
+                        count += 1
+                        attacks.append(await fetch_call(own, f"{bomb}?a={number}-{count}"))
+
+            async def prober() -> None:
+                count = 0
+                while time.monotonic() < stop_at:
+                    count += 1
+                    probes.append(await fetch_call(client, f"{ordinary}?p={count}"))
+                    await anyio.sleep(0.5)
+
+            async with anyio.create_task_group() as tasks:
+                for number in range(ATTACKERS):
+                    tasks.start_soon(attacker, number)
+                tasks.start_soon(prober)
+            took = await settle(server, baseline.processes, baseline.threads, baseline.rss_mib + 64)
+        slowest = max(elapsed for elapsed, _, _ in probes)
+        failed = [text for _, is_error, text in probes if is_error]
+        attack_errors = [text for _, is_error, text in attacks if is_error]
+        print(
+            f"\nspan bomb attack: {len(attacks)} hostile calls, {len(probes)} probes, slowest probe "
+            f"{slowest:.2f} s, {len(attack_errors)} hostile errors, back to baseline in {took:.1f} s "
+            f"({baseline})"
+        )
+        assert not failed, failed[:3]
+        assert slowest < PROBE_LIMIT_S, f"an ordinary page took {slowest:.2f} s under attack"
+        assert len(probes) >= ATTACK_SECONDS / (PROBE_LIMIT_S + 0.5)
+        assert not attack_errors, attack_errors[:3]
+
+
+async def test_calls_abandoned_by_their_clients_stop_their_conversions() -> None:
+    """The reviewed case: ten calls whose client hangs up after 1 s, each on a slow page."""
+    with Origin() as origin, running_http_server(MCP_WEB_AUTH_TOKEN=TOKEN) as server:
+        slow = serve_any_query(origin, "/slow", article(16000, "Slow"))
+        ordinary = serve_any_query(origin, "/ordinary", article(30, "Ordinary"))
+        async with http_client(server.url, TOKEN) as client:
+            await warm(client, ordinary)
+        baseline = read_tree(server.process.pid)
+        for number in range(10):
+            request = {
+                "jsonrpc": "2.0",
+                "id": number,
+                "method": "tools/call",
+                "params": {"name": "web_fetch", "arguments": {"url": f"{slow}?n={number}"}},
+            }
+            headers = {
+                "Authorization": f"Bearer {TOKEN}",
+                "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json",
+            }
+            async with httpx.AsyncClient(timeout=httpx.Timeout(10, read=1.0)) as hanging_up:
+                with pytest.raises(httpx.ReadTimeout):
+                    await hanging_up.post(server.url, json=request, headers=headers)
+        took = await settle(server, baseline.processes, baseline.threads, baseline.rss_mib + 64)
+        print(f"\n10 abandoned slow conversions: back to baseline in {took:.1f} s ({baseline})")
+
+
+async def test_a_huge_page_is_bounded_in_the_server_and_given_back_afterwards() -> None:
+    """Point 8: a 9.8 MB page of 24,000 paragraphs (under the 25,000-element threshold)."""
+    paragraphs = 24000
+    html = article(paragraphs, "Huge")
+    html = html.replace("</article>", "<p>" + "x" * (int(9.8e6) - len(html)) + "</p></article>")
+    body_mib = len(html.encode()) / 2**20
+    with Origin() as origin, running_http_server(
+        MCP_WEB_AUTH_TOKEN=TOKEN, MCP_WEB_TIMEOUT="120"
+    ) as server:
+        url = serve_any_query(origin, "/huge", html)
+        ordinary = serve_any_query(origin, "/ordinary", article(30, "Ordinary"))
+        async with http_client(server.url, TOKEN) as client:
+            await warm(client, ordinary)
+            baseline = read_tree(server.process.pid)
+            with Sampler(server.process.pid, interval=0.02) as sampler:
+                tree_peak = 0.0
+
+                async def watch_tree() -> None:
+                    nonlocal tree_peak
+                    while True:
+                        tree_peak = max(tree_peak, read_tree(server.process.pid).rss_mib)
+                        await anyio.sleep(0.05)
+
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(watch_tree)
+                    elapsed, is_error, text = await fetch_call(client, url)
+                    tasks.cancel_scope.cancel()
+            assert not is_error, text
+            server_growth = sampler.max_rss_kib / 1024 - baseline.main_rss_mib
+            took = await settle(server, baseline.processes, baseline.threads, baseline.rss_mib + 64)
+        print(
+            f"\n{body_mib:.1f} MiB page: {elapsed:.1f} s; server process +{server_growth:.0f} MiB "
+            f"({server_growth / body_mib:.1f}x the body); process tree peak {tree_peak:.0f} MiB "
+            f"(baseline {baseline.rss_mib:.0f}); back to baseline in {took:.1f} s"
+        )
+        assert server_growth <= 20 * body_mib
+        assert tree_peak - baseline.rss_mib <= 1024  # MCP_WEB_CONVERSION_MAX_MB's default, per worker
