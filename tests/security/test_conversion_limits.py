@@ -340,3 +340,27 @@ async def test_a_huge_page_is_bounded_in_the_server_and_given_back_afterwards() 
         )
         assert server_growth <= 20 * body_mib
         assert tree_peak - baseline.rss_mib <= 1024  # MCP_WEB_CONVERSION_MAX_MB's default, per worker
+
+
+async def test_healthz_reports_converters_saturated_and_recovers() -> None:
+    with Origin() as origin, running_http_server(MCP_WEB_AUTH_TOKEN=TOKEN, MCP_WEB_TIMEOUT="60") as server:
+        slow = serve_any_query(origin, "/slow", article(16000, "Slow"))
+        async with httpx.AsyncClient(base_url=server.base, timeout=10) as health:
+            calm = (await health.get("/healthz")).json()
+            assert calm["status"] == "ok" and calm["converters"]["busy"] == 0
+            capacity = calm["converters"]["capacity"]
+            seen: list[dict[str, object]] = []
+            async with http_client(server.url, TOKEN) as client, anyio.create_task_group() as tasks:
+                for number in range(capacity + 2):
+                    tasks.start_soon(fetch_call, client, f"{slow}?n={number}")
+                for _ in range(200):  # 20 s at most
+                    await anyio.sleep(0.1)
+                    reading = (await health.get("/healthz")).json()
+                    if reading["status"] == "degraded":
+                        seen.append(reading)
+                        break
+            after = await health.get("/healthz")
+        assert seen, "healthz never reported the converters saturated"
+        assert seen[0]["converters"]["busy"] == capacity and seen[0]["converters"]["waiting"] >= 1  # type: ignore[index]
+        assert "converters are busy" in seen[0]["degraded"][0]  # type: ignore[index]
+        assert after.status_code == 200 and after.json()["status"] == "ok"

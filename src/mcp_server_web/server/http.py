@@ -17,6 +17,7 @@ import logging
 from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -29,6 +30,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_server_web import __version__
 from mcp_server_web.config import Settings, is_loopback_host
 from mcp_server_web.errors import InvalidArgument
+from mcp_server_web.fetch.workers import PoolStatus
+from mcp_server_web.server.app import converters_of
 from mcp_server_web.server.middleware import TOOLS_QUERY_PARAMETER, parse_tool_selection
 
 logger = logging.getLogger(__name__)
@@ -141,6 +144,27 @@ class Readiness:
     ready: bool = False
 
 
+def converter_health(status: PoolStatus) -> dict[str, Any]:
+    """The conversion workers' share of /healthz: counts, and "degraded" while calls queue for them.
+
+    Still HTTP 200 when degraded: the server answers every other call, and one saturated by a
+    burst of heavy pages recovers by itself within MCP_WEB_TIMEOUT (stuck work is killed).
+    """
+    health: dict[str, Any] = {
+        "converters": {
+            "capacity": status.capacity,
+            "busy": status.busy,
+            "waiting": status.waiting,
+            "killed": status.killed,
+        }
+    }
+    if status.saturated:
+        health["degraded"] = [
+            f"all {status.capacity} page converters are busy and {status.waiting} calls are waiting for one"
+        ]
+    return health
+
+
 def build_http_app(server: MCPServer, settings: Settings, enabled_tools: Collection[str]) -> Starlette:
     """The ASGI app: MCP at settings.path behind the guards, and /healthz."""
     mcp_app = server.streamable_http_app(
@@ -153,6 +177,7 @@ def build_http_app(server: MCPServer, settings: Settings, enabled_tools: Collect
         host=settings.host,
     )
     readiness = Readiness()
+    converters = converters_of(server)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -165,11 +190,15 @@ def build_http_app(server: MCPServer, settings: Settings, enabled_tools: Collect
                 readiness.ready = False
 
     async def healthz(_: Request) -> Response:
-        body = {
+        body: dict[str, Any] = {
             "status": "ok" if readiness.ready else "starting",
             "version": __version__,
             "ready": readiness.ready,
         }
+        if converters is not None:
+            body.update(converter_health(converters.status()))
+            if body.get("degraded") and readiness.ready:
+                body["status"] = "degraded"
         return Response(
             json.dumps(body), status_code=200 if readiness.ready else 503, media_type="application/json"
         )
