@@ -7,7 +7,10 @@ and read it and its conversion workers from /proc: threads, processes, resident 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -31,7 +34,7 @@ from tests.server.conftest import error_code, fenced_text, make_settings, text_o
 from tests.support.http_server import RunningServer, http_client, running_http_server
 from tests.support.load import Sampler
 from tests.support.origin import Origin, RequestContext
-from tests.support.proctree import read_tree
+from tests.support.proctree import descendants, read_tree
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads processes from /proc")
 
@@ -67,6 +70,22 @@ def as_response(html: str) -> FetchResponse:
         charset="utf-8",
         body=html.encode(),
     )
+
+
+MCP_HEADERS = {
+    "Authorization": f"Bearer {TOKEN}",
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+}
+
+
+def tool_call(number: int, url: str) -> dict[str, object]:
+    return {
+        "jsonrpc": "2.0",
+        "id": number,
+        "method": "tools/call",
+        "params": {"name": "web_fetch", "arguments": {"url": url}},
+    }
 
 
 def serve_any_query(origin: Origin, path: str, html: str) -> str:
@@ -285,20 +304,11 @@ async def test_calls_abandoned_by_their_clients_stop_their_conversions() -> None
             await warm(client, ordinary)
         baseline = read_tree(server.process.pid)
         for number in range(10):
-            request = {
-                "jsonrpc": "2.0",
-                "id": number,
-                "method": "tools/call",
-                "params": {"name": "web_fetch", "arguments": {"url": f"{slow}?n={number}"}},
-            }
-            headers = {
-                "Authorization": f"Bearer {TOKEN}",
-                "Accept": "application/json, text/event-stream",
-                "Content-Type": "application/json",
-            }
             async with httpx.AsyncClient(timeout=httpx.Timeout(10, read=1.0)) as hanging_up:
                 with pytest.raises(httpx.ReadTimeout):
-                    await hanging_up.post(server.url, json=request, headers=headers)
+                    await hanging_up.post(
+                        server.url, json=tool_call(number, f"{slow}?n={number}"), headers=MCP_HEADERS
+                    )
         took = await settle(server, baseline.processes, baseline.threads, baseline.rss_mib + 64)
         print(f"\n10 abandoned slow conversions: back to baseline in {took:.1f} s ({baseline})")
 
@@ -309,9 +319,7 @@ async def test_a_huge_page_is_bounded_in_the_server_and_given_back_afterwards() 
     html = article(paragraphs, "Huge")
     html = html.replace("</article>", "<p>" + "x" * (int(9.8e6) - len(html)) + "</p></article>")
     body_mib = len(html.encode()) / 2**20
-    with Origin() as origin, running_http_server(
-        MCP_WEB_AUTH_TOKEN=TOKEN, MCP_WEB_TIMEOUT="120"
-    ) as server:
+    with Origin() as origin, running_http_server(MCP_WEB_AUTH_TOKEN=TOKEN, MCP_WEB_TIMEOUT="120") as server:
         url = serve_any_query(origin, "/huge", html)
         ordinary = serve_any_query(origin, "/ordinary", article(30, "Ordinary"))
         async with http_client(server.url, TOKEN) as client:
@@ -364,3 +372,80 @@ async def test_healthz_reports_converters_saturated_and_recovers() -> None:
         assert seen[0]["converters"]["busy"] == capacity and seen[0]["converters"]["waiting"] >= 1  # type: ignore[index]
         assert "converters are busy" in seen[0]["degraded"][0]  # type: ignore[index]
         assert after.status_code == 200 and after.json()["status"] == "ok"
+
+
+# --- no orphans ---------------------------------------------------------------------------------------
+
+
+async def wait_gone(pids: list[int], seconds: float = 5.0) -> list[int]:
+    for _ in range(int(seconds / 0.05)):
+        left = [pid for pid in pids if alive(pid)]
+        if not left:
+            return []
+        await anyio.sleep(0.05)
+    return [pid for pid in pids if alive(pid)]
+
+
+async def test_killing_the_server_leaves_no_conversion_process_behind() -> None:
+    with Origin() as origin, running_http_server(MCP_WEB_AUTH_TOKEN=TOKEN, MCP_WEB_TIMEOUT="60") as server:
+        slow = serve_any_query(origin, "/slow", article(16000, "Slow"))
+        async with anyio.create_task_group() as tasks:
+
+            async def doomed_call() -> None:
+                # Its server is about to die: the call's failure is expected, not the point.
+                with contextlib.suppress(httpx.HTTPError):
+                    async with httpx.AsyncClient(timeout=30) as raw:
+                        await raw.post(server.url, json=tool_call(1, slow), headers=MCP_HEADERS)
+
+            # Mid-conversion, the worst moment: a worker busy for seconds more.
+            tasks.start_soon(doomed_call)
+            for _ in range(100):
+                await anyio.sleep(0.05)
+                if len(descendants(server.process.pid)) >= 4:  # fork server, tracker, 2 workers
+                    break
+            await anyio.sleep(0.5)
+            started_by_server = descendants(server.process.pid)
+            assert started_by_server, "the server started no worker"
+            server.process.kill()
+            server.process.wait(timeout=5)
+            tasks.cancel_scope.cancel()
+        assert await wait_gone(started_by_server) == [], "processes outlived the server"
+
+
+async def test_stdio_end_of_input_stops_every_worker(origin: Origin) -> None:
+    url = origin.serve("/page", article(30, "Page"))
+    process = await anyio.open_process(
+        [sys.executable, "-m", "mcp_server_web"],
+        env={**os.environ, "MCP_WEB_ALLOW_CIDRS": "127.0.0.1/32", "MCP_WEB_LOG_LEVEL": "warning"},
+    )
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "web_fetch", "arguments": {"url": url}},
+        },
+    ]
+    assert process.stdin is not None and process.stdout is not None
+    await process.stdin.send(b"".join(json.dumps(message).encode() + b"\n" for message in messages))
+    received = b""
+    with anyio.fail_after(30):
+        while b'"id":2' not in received.replace(b" ", b""):
+            received += await process.stdout.receive()
+    started_by_server = descendants(process.pid)
+    assert started_by_server, "the server started no worker"
+    await process.stdin.aclose()
+    with anyio.fail_after(10):
+        await process.wait()
+    assert await wait_gone(started_by_server) == [], "workers outlived the stdio server"
