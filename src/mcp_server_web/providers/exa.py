@@ -13,7 +13,7 @@ from exa_py import AsyncExa
 from exa_py.api import ContentsOptions
 from exa_py.errors import ExaTimeoutError
 
-from mcp_server_web.providers._http import Exchange, recording, recording_client, redacted, transport_error
+from mcp_server_web.providers._http import Exchange, recording, sdk_client, transport_error
 from mcp_server_web.providers.base import (
     ProviderConfig,
     ProviderError,
@@ -59,16 +59,15 @@ class ExaProvider(SearchProvider):
         if not config.api_key:
             # The SDK would fall back to the EXA_API_KEY environment variable behind our back.
             raise ProviderError("config", "Exa needs an API key: set EXA_API_KEY.")
-        self._key = config.api_key
         self._sdk = AsyncExa(api_key=config.api_key, api_base=config.base_url, timeout=DEFAULT_TIMEOUT)
         # AsyncExa takes no user_agent and sends "exa-py/<version>"; its headers dict (x-api-key,
         # User-Agent, Content-Type) goes out with every request.
         self._sdk.headers["User-Agent"] = config.user_agent
         # The SDK's ValueError keeps the status and body but not the headers. It builds its httpx
-        # client lazily from `_client`; giving it a recording one is the only way to see
-        # Retry-After. Should a later SDK ignore it, searches still work and a 429 just comes
-        # without retry_after.
-        self._sdk._client = recording_client(config.base_url, self._sdk.headers, DEFAULT_TIMEOUT)
+        # client lazily from `_client`; giving it ours is the only way to see Retry-After, and
+        # what puts its requests under the shared client's rules (redirects, the answer cap).
+        # Should a later SDK ignore it, test_provider_limits fails on the cap.
+        self._sdk._client = sdk_client(http, self.title, config.base_url, self._sdk.headers, DEFAULT_TIMEOUT)
 
     async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
         include = [d for d in query.include_domains if d not in query.exclude_domains]
@@ -110,7 +109,7 @@ class ExaProvider(SearchProvider):
             if str(exc).startswith("Expected a JSON response"):  # a 2xx body empty or not JSON
                 return ProviderError("bad_response", "Exa answered with a body that is not JSON.")
             # Otherwise the SDK refused our arguments before sending anything: an adapter bug.
-            logger.warning("exa-py refused the search arguments: %s", exc)
+            logger.warning("exa-py refused the search arguments: %s", self.redactor.quote(str(exc)))
             return ProviderError("bad_response", "The Exa SDK refused the search arguments.")
         status = int(failed.group(1))
         logger.debug("Exa answered HTTP %s", status)
@@ -125,7 +124,7 @@ class ExaProvider(SearchProvider):
         text = parsed.get("error") if isinstance(parsed, dict) else None
         if not isinstance(text, str):
             text = "" if body.lstrip().startswith("<") else body  # an HTML error page says nothing
-        return redacted(text, self._key)
+        return self.redactor.quote(text)
 
     @staticmethod
     def _result(item: Any) -> SearchResult:
