@@ -22,8 +22,10 @@ import logging
 import os
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 import lxml.html
@@ -32,6 +34,7 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from mcp_server_web.logs import configure_logging
+from mcp_server_web.providers.redact import Redactor, url_secrets
 from mcp_server_web.server.app import build_server
 from tests.server.conftest import error_code, text_of
 from tests.support.fakes.base import FakeProvider, sample_results, settings_for
@@ -268,6 +271,43 @@ async def test_no_secret_shows_in_result_text(fakes: Fakes, server_logs: pytest.
     assert result.structured_content["results"][0]["url"] == "https://a.example.com/"
     assert leaks(everything_shown(result)) == []
     assert leaks(logged(server_logs)) == []
+
+
+async def test_exa_warnings_are_logged_quoted_not_printed(
+    fakes: Fakes, server_logs: pytest.LogCaptureFixture
+) -> None:
+    # exa-py turns an answer's "warnings" into Python warnings, which go to stderr verbatim.
+    note = {"code": "IGNORED_FIELD", "path": "/query", "message": f"ignored; you sent {ALL_SECRETS_TEXT}"}
+    result = {"id": "a", "url": "https://a.example.com/", "title": "A", "highlights": ["Some text."]}
+    fakes["exa"].misbehave(json_answer(200, {"requestId": "r", "results": [result], "warnings": [note] * 50}))
+
+    with warnings.catch_warnings(record=True) as raised:
+        answer = await search(fakes, ("exa",))
+
+    assert not answer.is_error, text_of(answer)
+    assert [str(w.message) for w in raised if leaks(str(w.message))] == []
+    reported = [r.getMessage() for r in server_logs.records if "IGNORED_FIELD" in r.getMessage()]
+    assert 1 <= len(reported) <= 5
+    assert leaks(logged(server_logs)) == []
+
+
+@pytest.mark.parametrize(
+    ("url", "secret"),
+    [
+        ("https://searx:pa%24%24word-9@search.example.org", "pa$$word-9"),
+        ("https://Abc123tokenXYZ789@search.example.org", "Abc123tokenXYZ789"),
+        ("https://search.example.org/k7Fq2LmZ9xWp4Rt8Yb3N/", "k7Fq2LmZ9xWp4Rt8Yb3N"),
+        ("https://search.example.org/searxng?key=Zz9Yy8Xx7Ww6", "Zz9Yy8Xx7Ww6"),
+    ],
+)
+def test_credentials_in_an_endpoint_url_are_secrets(url: str, secret: str) -> None:
+    redactor = Redactor(url_secrets(url))
+    echoed = f"denied for {url} and {secret} and {quote(secret, safe='')}"
+
+    assert secret not in redactor.quote(echoed)
+    assert quote(secret, safe="") not in redactor.quote(echoed)
+    assert "search.example.org" in redactor.quote(echoed)  # the rest is still readable
+    assert Redactor(url_secrets("https://search.example.org/searxng/")).forms == ()
 
 
 # --- point 7: bounded answers ------------------------------------------------------------------

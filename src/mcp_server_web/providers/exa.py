@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import logging
 import re
+import warnings
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 from exa_py import AsyncExa
 from exa_py.api import ContentsOptions
+from exa_py.api_warnings import ExaWarning
 from exa_py.errors import ExaTimeoutError
 
 from mcp_server_web.providers._http import Exchange, recording, sdk_client, transport_error
@@ -41,6 +43,9 @@ _LOOKBACK: dict[TimeRange, timedelta] = {
     "year": timedelta(days=365),
 }
 
+_LOGGED_WARNINGS = 5
+"""Warnings logged per answer at most: a real one has one or two, a hostile one thousands."""
+
 # exa-py reports every HTTP failure as ValueError("Request failed with status code N: <body>").
 _FAILED = re.compile(r"Request failed with status code (\d{3}): ?(.*)", re.DOTALL)
 
@@ -67,6 +72,11 @@ class ExaProvider(SearchProvider):
         # client lazily from `_client`; giving it ours is the only way to see Retry-After, and
         # what puts its requests under the shared client's rules (redirects, the answer cap).
         # Should a later SDK ignore it, test_provider_limits fails on the cap.
+        # The SDK turns the "warnings" of an answer into Python warnings, which go to stderr as
+        # the API wrote them; the adapter logs them itself, quoted (see _log_warnings). Set here
+        # rather than at import so that it holds wherever the adapter is built (a filter added
+        # inside a catch_warnings block does not outlive it).
+        warnings.filterwarnings("ignore", category=ExaWarning)
         self._sdk._client = sdk_client(http, self.title, config.base_url, self._sdk.headers, DEFAULT_TIMEOUT)
 
     async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
@@ -98,10 +108,20 @@ class ExaProvider(SearchProvider):
             except (KeyError, TypeError, AttributeError):
                 # The SDK indexes the body without checking its shape.
                 raise ProviderError("bad_response", "Exa answered without a list of results.") from None
+        self._log_warnings(answer)
         return [self._result(item) for item in answer.results if _text(item.url)][: query.max_results]
 
     async def aclose(self) -> None:
         await self._sdk.aclose()
+
+    def _log_warnings(self, answer: Any) -> None:
+        """What Exa said about the request (a field it ignores, say): for whoever maintains the
+        adapter, so logged, not shown to the model."""
+        notes = getattr(answer, "warnings", None)
+        for note in notes[:_LOGGED_WARNINGS] if isinstance(notes, list) else []:
+            code, path, message = (getattr(note, name, "") for name in ("code", "path", "message"))
+            quoted = self.redactor.quote(f"{code} at {path}: {message}")
+            logger.info("Exa warned about the search request: %s", quoted)
 
     def _value_error(self, exc: ValueError, exchange: Exchange) -> ProviderError:
         failed = _FAILED.match(str(exc))
