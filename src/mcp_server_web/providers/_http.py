@@ -85,7 +85,8 @@ class HttpSearchProvider(SearchProvider):
         return status_error(self.title, response.status_code, retry_after=retry_after(response))
 
     def _redirected(self, response: httpx.Response) -> ProviderError:
-        """A redirect to another origin, which ``send_and_read`` did not follow."""
+        """A redirect to another origin, which ``send_and_read`` did not follow. Usually the URL
+        setting is http:// where the endpoint redirects to https://, or lacks a path prefix."""
         location = self.redactor.quote(response.headers.get("location", ""))
         setting = OPTIONS_BY_ATTR[self.url_setting].env
         return ProviderError(
@@ -97,10 +98,10 @@ class HttpSearchProvider(SearchProvider):
 
 
 MAX_ANSWER_BYTES = 2 * 1024 * 1024
-"""The most a provider's answer may be, decoded (and as received). A page of results is 10 to 100 KB
-in every provider's format; 2 MB leaves room for a verbose one (long highlights, a DuckDuckGo page
-heavy with markup) while the text, its JSON or HTML tree and the results built from it stay within
-tens of MB per search, however many run at once."""
+"""The most a provider's answer may be, decoded (and as received). A page of results is tens of KB
+(a DuckDuckGo page, 20 Brave results), a few hundred at most (100 Exa results with highlights); 2 MB
+leaves room for the verbose while a search's text, its JSON or HTML tree and the results built from
+it stay within tens of MB, however many searches run at once."""
 MAX_REDIRECTS = 3
 """Redirects followed within the endpoint's own origin (a trailing slash, a path prefix)."""
 _ENCODING_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})

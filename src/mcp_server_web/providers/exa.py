@@ -72,10 +72,9 @@ class ExaProvider(SearchProvider):
         # client lazily from `_client`; giving it ours is the only way to see Retry-After, and
         # what puts its requests under the shared client's rules (redirects, the answer cap).
         # Should a later SDK ignore it, test_provider_limits fails on the cap.
-        # The SDK turns the "warnings" of an answer into Python warnings, which go to stderr as
-        # the API wrote them; the adapter logs them itself, quoted (see _log_warnings). Set here
-        # rather than at import so that it holds wherever the adapter is built (a filter added
-        # inside a catch_warnings block does not outlive it).
+        # The SDK turns an answer's "warnings" into Python warnings, which reach stderr as the
+        # API wrote them; the adapter logs them itself, quoted (_log_warnings). Set on every build,
+        # not at import, so that a catch_warnings block around the import cannot undo it.
         warnings.filterwarnings("ignore", category=ExaWarning)
         self._sdk._client = sdk_client(http, self.title, config.base_url, self._sdk.headers, DEFAULT_TIMEOUT)
 
