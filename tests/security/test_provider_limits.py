@@ -16,6 +16,7 @@ Through the real web_search tool (the SDK's Client, in memory) and fakes on loop
 
 from __future__ import annotations
 
+import base64
 import gc
 import json
 import logging
@@ -41,7 +42,14 @@ from tests.support.fakes.base import FakeProvider, sample_results, settings_for
 from tests.support.fakes.brave import WEB_PATH, FakeBrave
 from tests.support.fakes.duckduckgo import FakeDuckDuckGo
 from tests.support.fakes.exa import FakeExa
-from tests.support.fakes.hostile import endless_body, gzip_bomb, json_answer, redirect_to, text_answer
+from tests.support.fakes.hostile import (
+    echoing,
+    endless_body,
+    gzip_bomb,
+    json_answer,
+    redirect_to,
+    text_answer,
+)
 from tests.support.fakes.searxng import FakeSearxng
 from tests.support.fakes.tavily import FakeTavily
 from tests.support.origin import Origin, Reply, RequestContext
@@ -52,6 +60,8 @@ EXA_KEY = "exa-5c1d9e7a-44f2-4b8e-9a61-0f3c2b7d8e91"
 SEARXNG_PASSWORD = "s3arxT0ken-Jq8Wm2Vx5Nc7"
 SECRETS = (BRAVE_KEY, TAVILY_KEY, EXA_KEY, SEARXNG_PASSWORD)
 ALL_SECRETS_TEXT = " ".join(SECRETS)
+SEARXNG_BASIC = base64.b64encode(f"searx:{SEARXNG_PASSWORD}".encode()).decode()
+"""SEARXNG_URL's credentials as they travel, in the Authorization header."""
 
 RSS_BUDGET = 64 * 1024 * 1024
 BOMB_DECODED = 256 * 1024 * 1024
@@ -133,7 +143,7 @@ def everything_shown(result: CallToolResult) -> str:
 
 def leaks(text: str) -> list[str]:
     """Each secret any 10-character piece of which is in ``text`` (a key cut short is a leak too)."""
-    return [s for s in SECRETS if any(s[i : i + 10] in text for i in range(len(s) - 9))]
+    return [s for s in (*SECRETS, SEARXNG_BASIC) if any(s[i : i + 10] in text for i in range(len(s) - 9))]
 
 
 def logged(caplog: pytest.LogCaptureFixture) -> str:
@@ -209,10 +219,12 @@ ECHOES: dict[str, list[Any]] = {
             422, {"type": "ErrorResponse", "error": {"code": "OPTION_NOT_IN_PLAN", "detail": _KEY_AT_THE_CUT}}
         ),
         json_answer(500, {"type": "ErrorResponse", "error": {"code": "X" * 190 + BRAVE_KEY, "detail": "d"}}),
+        echoing(401, lambda seen: {"type": "ErrorResponse", "error": {"code": "BAD_TOKEN", "detail": seen}}),
     ],
     "tavily": [
         json_answer(401, {"detail": {"error": f"Unauthorized: invalid API key {ALL_SECRETS_TEXT}"}}),
         json_answer(432, {"detail": {"error": "y" * 190 + TAVILY_KEY}}),
+        echoing(401, lambda seen: {"detail": {"error": f"Unauthorized: {seen}"}}),
         json_answer(
             400,
             {
@@ -228,6 +240,7 @@ ECHOES: dict[str, list[Any]] = {
         ),
         text_answer(502, f"upstream said x-api-key: {EXA_KEY} {ALL_SECRETS_TEXT}"),
         json_answer(429, {"error": "z" * 190 + EXA_KEY}),
+        echoing(401, lambda seen: {"error": f"no valid key among {seen}"}),
     ],
     "searxng": [
         json_answer(
@@ -235,6 +248,8 @@ ECHOES: dict[str, list[Any]] = {
             {"query": "q", "results": [], "unresponsive_engines": [["google", f"denied {ALL_SECRETS_TEXT}"]]},
         ),
         redirect_to(f"http://searx:{SEARXNG_PASSWORD}@127.0.0.2:1/{ALL_SECRETS_TEXT.replace(' ', '/')}"),
+        # The password travels as Basic authorization: echoed, it is base64, not the password.
+        echoing(200, lambda seen: {"query": "q", "results": [], "unresponsive_engines": [["proxy", seen]]}),
     ],
 }
 
@@ -295,6 +310,7 @@ async def test_exa_warnings_are_logged_quoted_not_printed(
     ("url", "secret"),
     [
         ("https://searx:pa%24%24word-9@search.example.org", "pa$$word-9"),
+        ("https://searx:pa%24%24word-9@search.example.org", "c2Vhcng6cGEkJHdvcmQtOQ=="),  # Basic auth
         ("https://Abc123tokenXYZ789@search.example.org", "Abc123tokenXYZ789"),
         ("https://search.example.org/k7Fq2LmZ9xWp4Rt8Yb3N/", "k7Fq2LmZ9xWp4Rt8Yb3N"),
         ("https://search.example.org/searxng?key=Zz9Yy8Xx7Ww6", "Zz9Yy8Xx7Ww6"),

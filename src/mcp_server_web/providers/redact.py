@@ -9,6 +9,7 @@ bounded.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable
 from urllib.parse import quote, quote_plus, unquote, urlsplit
@@ -26,19 +27,23 @@ _TOKEN_SEGMENT = re.compile(r"(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9._~-]{16,}")
 
 
 def url_secrets(url: str | None) -> list[str]:
-    """The parts of an endpoint URL that may be credentials: the user and password, query values,
-    the fragment and path segments that look like tokens."""
+    """The parts of an endpoint URL that may be credentials: the user and password (and the
+    Basic authorization they are sent as), query values, the fragment and path segments that
+    look like tokens."""
     if not url:
         return []
     try:
         parts = urlsplit(url)
-        found = [parts.username or "", parts.password or ""]
+        user, password = unquote(parts.username or ""), unquote(parts.password or "")
     except ValueError:
         return []
-    found += [pair.partition("=")[2] for pair in parts.query.split("&")]
-    found.append(parts.fragment)
-    found += [segment for segment in parts.path.split("/") if _TOKEN_SEGMENT.fullmatch(segment)]
-    return [unquote(value) for value in found if value]
+    found = [user, password]
+    if user or password:
+        found.append(base64.b64encode(f"{user}:{password}".encode()).decode("ascii"))
+    found += [unquote(pair.partition("=")[2]) for pair in parts.query.split("&")]
+    found.append(unquote(parts.fragment))
+    found += [unquote(segment) for segment in parts.path.split("/") if _TOKEN_SEGMENT.fullmatch(segment)]
+    return [value for value in found if value]
 
 
 class Redactor:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Callable
 
 from tests.support.origin import Handler, Reply, RequestContext
 
@@ -28,6 +29,17 @@ def json_answer(status: int, body: object, headers: dict[str, str] | None = None
     """The same JSON answer to every request."""
     text = json.dumps(body)
     return lambda ctx: ctx.send(Reply(status, text, headers=headers or {}, content_type="application/json"))
+
+
+def echoing(status: int, shape: Callable[[str], object]) -> Handler:
+    """A JSON answer that quotes the request's headers (the key among them) where ``shape``
+    puts the text: what a debugging proxy or a careless error handler sends back."""
+
+    def handler(ctx: RequestContext) -> None:
+        seen = "; ".join(f"{name}: {value}" for name, value in ctx.headers.items())
+        ctx.send(Reply(status, json.dumps(shape(seen)), content_type="application/json"))
+
+    return handler
 
 
 def text_answer(status: int, body: str, content_type: str = "text/plain; charset=utf-8") -> Handler:
