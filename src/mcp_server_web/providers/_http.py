@@ -1,9 +1,12 @@
 """Plumbing shared by the adapters that speak HTTP: their own (Brave, SearXNG, DuckDuckGo) or an
 SDK's (Tavily, Exa).
 
-One request function maps every transport failure to a ``ProviderError`` the same way, so the
-adapters only decide what a status code or a body means for their provider. The SDK adapters
-share the response recorder that gives back what their SDKs drop (status, Retry-After).
+Every provider request, the SDKs' included, goes over one shared client through ``send_and_read``,
+which holds the rules for what comes back: redirects followed within the endpoint's origin only,
+bodies read under one size cap. One request function maps every transport failure to a
+``ProviderError`` the same way, so the adapters only decide what a status code or a body means
+for their provider. The SDK adapters share the response recorder that gives back what their
+SDKs drop (status, Retry-After).
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from typing import Any, ClassVar, Literal
 import anyio
 import httpx
 
+from mcp_server_web.config import OPTIONS_BY_ATTR
+from mcp_server_web.errors import HTTPStatusError, TooLarge
+from mcp_server_web.fetch.decode import ACCEPT_ENCODING, BodyDecoder, describe_size, too_large
 from mcp_server_web.providers.base import (
     ProviderError,
     SearchProvider,
@@ -69,12 +75,36 @@ class HttpSearchProvider(SearchProvider):
             headers={**key, **self.request_headers, "User-Agent": self.config.user_agent},
             timeout=timeout,
         )
+        if response.is_redirect:
+            raise self._redirected(response)
         if response.status_code != 200:
             raise self._error(response)
         return response
 
     def _error(self, response: httpx.Response) -> ProviderError:
         return status_error(self.title, response.status_code, retry_after=retry_after(response))
+
+    def _redirected(self, response: httpx.Response) -> ProviderError:
+        """A redirect to another origin, which ``send_and_read`` did not follow. Usually the URL
+        setting is http:// where the endpoint redirects to https://, or lacks a path prefix."""
+        location = self.redactor.quote(response.headers.get("location", ""))
+        setting = OPTIONS_BY_ATTR[self.url_setting].env
+        return ProviderError(
+            "config",
+            f"{self.title} redirected the request to another address, {location} (HTTP "
+            f"{response.status_code}); it was not followed: set {setting} to the final address.",
+            status=response.status_code,
+        )
+
+
+MAX_ANSWER_BYTES = 2 * 1024 * 1024
+"""The most a provider's answer may be, decoded (and as received). A page of results is tens of KB
+(a DuckDuckGo page, 20 Brave results), a few hundred at most (100 Exa results with highlights); 2 MB
+leaves room for the verbose while a search's text, its JSON or HTML tree and the results built from
+it stay within tens of MB, however many searches run at once."""
+MAX_REDIRECTS = 3
+"""Redirects followed within the endpoint's own origin (a trailing slash, a path prefix)."""
+_ENCODING_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
 async def fetch(
@@ -88,15 +118,15 @@ async def fetch(
     data: Mapping[str, str] | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> httpx.Response:
-    """Send one request and read the whole answer within ``timeout`` seconds.
+    """Send one request and read the whole answer (see ``send_and_read``) within ``timeout`` seconds.
 
     httpx's timeouts are per phase, so a server trickling bytes could outlast them; the outer
     deadline bounds the attempt as a whole.
 
     Any status comes back as a response; only transport failures raise: ``timeout`` when the
-    budget ran out, ``bad_response`` when the answer was cut off or undecodable (the provider
-    did answer, so it is up but its answer is unusable), ``upstream`` when it could not be
-    reached at all. Messages name the exception type, never its text: httpx puts URLs (and
+    budget ran out, ``bad_response`` when the answer was cut off, undecodable or too large (the
+    provider did answer, so it is up but its answer is unusable), ``upstream`` when it could not
+    be reached at all. Messages name the exception type, never its text: httpx puts URLs (and
     with them a SearXNG instance's credentials) in some of its messages.
     """
     try:
@@ -104,33 +134,85 @@ async def fetch(
             method, url, params=params, data=data, headers=headers, timeout=httpx.Timeout(timeout)
         )
         with anyio.fail_after(timeout):
-            return await _exchange(http, request, provider)
+            return await send_and_read(http, request, provider)
     except (TimeoutError, httpx.TimeoutException):
         raise ProviderError("timeout", f"{provider} did not answer within {timeout:g} s.") from None
-    except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
+    except (httpx.TransportError, httpx.InvalidURL) as exc:
         raise transport_error(provider, exc) from None
 
 
-async def _exchange(http: httpx.AsyncClient, request: httpx.Request, provider: str) -> httpx.Response:
+async def send_and_read(http: httpx.AsyncClient, request: httpx.Request, provider: str) -> httpx.Response:
+    """Send ``request`` over ``http`` and return the answer with its body read and decoded.
+
+    A redirect is followed only within the request's own origin, with the same headers (the
+    key included), at most ``MAX_REDIRECTS`` times; one to any other origin comes back as it
+    is, unfollowed: a key is never handed to an address the operator did not configure, and
+    only the operator can tell whether the new one is right. Bodies are read through the fetch
+    library's ``BodyDecoder``: at most ``MAX_ANSWER_BYTES`` received and as many decoded, so a
+    gzip bomb or an endless body costs no more memory than that.
+
+    Sending failures raise httpx's exceptions; an answer that cannot be read raises
+    ``ProviderError("bad_response")``.
+    """
+    request.headers["Accept-Encoding"] = ACCEPT_ENCODING  # only what BodyDecoder can bound
+    for _ in range(MAX_REDIRECTS + 1):
+        response = await http.send(request, stream=True, follow_redirects=False)
+        body = await _read_body(response, provider)
+        following = response.next_request
+        if following is None or _origin(following.url) != _origin(request.url):
+            kept = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _ENCODING_HEADERS]
+            return httpx.Response(
+                response.status_code,
+                headers=kept,
+                content=body,
+                request=request,
+                extensions=response.extensions,
+            )
+        request = following
+    raise ProviderError("bad_response", f"{provider} redirected the request more than {MAX_REDIRECTS} times.")
+
+
+async def _read_body(response: httpx.Response, provider: str) -> bytes:
+    cap = MAX_ANSWER_BYTES
+    body = bytearray()
+    received = 0
     try:
-        response = await http.send(request, stream=True)
-    except (httpx.TimeoutException, httpx.UnsupportedProtocol):
-        raise
-    except httpx.TransportError as exc:
-        raise transport_error(provider, exc) from None
-    try:
-        await response.aread()
-    except httpx.TimeoutException:
-        raise
-    except (httpx.TransportError, httpx.DecodingError) as exc:
+        decoder = BodyDecoder(response.headers.get("content-encoding"), cap)
+        # aiter_raw: the bytes as they arrived; httpx's own decoders inflate without a bound.
+        async for chunk in response.aiter_raw():
+            received += len(chunk)
+            if received > cap:
+                raise too_large(cap)
+            body += decoder.feed(chunk)
+        body += decoder.flush()
+    except TooLarge:
         raise ProviderError(
             "bad_response",
-            f"{provider} sent an incomplete or undecodable answer ({type(exc).__name__}).",
+            f"{provider} sent an answer larger than the {describe_size(cap)} limit for a search answer.",
+            status=response.status_code,
+        ) from None
+    except HTTPStatusError:  # the decoder's word for an encoding it cannot undo
+        raise ProviderError(
+            "bad_response",
+            f"{provider} sent an answer whose encoding could not be decoded.",
+            status=response.status_code,
+        ) from None
+    except httpx.TimeoutException:
+        raise
+    except httpx.TransportError as exc:
+        raise ProviderError(
+            "bad_response",
+            f"{provider} sent an incomplete answer ({type(exc).__name__}).",
             status=response.status_code,
         ) from None
     finally:
         await response.aclose()
-    return response
+    return bytes(body)
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, url.port or default
 
 
 def transport_error(provider: str, exc: Exception, url_setting: str = "its URL setting") -> ProviderError:
@@ -191,19 +273,6 @@ def query_with_sites(query: SearchQuery) -> str:
     return " ".join(parts)
 
 
-def short(text: str, limit: int = 200) -> str:
-    """Upstream text for an error message: one line, bounded."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def redacted(text: str, secret: str) -> str:
-    """A provider's own error text for a message: ``secret`` redacted, one line, at most 200
-    characters, no trailing period (the message adds its own)."""
-    text = " ".join(text.replace(secret, "[redacted]").split())
-    return text[:200].rstrip(" .")
-
-
 @dataclass
 class Exchange:
     """What the response hook saw of the current call's answer."""
@@ -223,13 +292,31 @@ async def _note_response(response: httpx.Response) -> None:
         exchange.retry_after = retry_after(response)
 
 
-def recording_client(base_url: str, headers: Mapping[str, str], timeout: float) -> httpx.AsyncClient:
-    """An httpx client to hand a provider SDK whose errors keep too little of the answer: its
-    response hook notes each answer's status and Retry-After in the current ``recording()``."""
+class SharedTransport(httpx.AsyncBaseTransport):
+    """The transport of an SDK's client: it sends over the shared provider client, so an SDK's
+    requests get the same proxy settings, redirect rule and answer cap (``send_and_read``) as those
+    of the adapters that speak HTTP themselves."""
+
+    def __init__(self, http: httpx.AsyncClient, provider: str) -> None:
+        self._http = http
+        self._provider = provider
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await send_and_read(self._http, request, self._provider)
+
+
+def sdk_client(
+    http: httpx.AsyncClient, provider: str, base_url: str, headers: Mapping[str, str], timeout: float
+) -> httpx.AsyncClient:
+    """An httpx client to hand a provider SDK. Its requests go over ``http`` (``SharedTransport``;
+    closing it leaves ``http`` open), and its response hook notes each answer's status and
+    Retry-After in the current ``recording()``, which the SDKs' errors do not keep."""
     return httpx.AsyncClient(
         base_url=base_url,
         headers=headers,
         timeout=timeout,
+        transport=SharedTransport(http, provider),
+        trust_env=False,  # the shared client applies the proxy settings
         event_hooks={"response": [_note_response]},
     )
 

@@ -13,10 +13,12 @@ import html
 import re
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 import httpx
+
+from mcp_server_web.providers.redact import Redactor, url_secrets
 
 Topic = Literal["general", "news"]
 TimeRange = Literal["day", "week", "month", "year"]
@@ -76,9 +78,12 @@ class ProviderError(Exception):
 class ProviderConfig:
     """What an adapter is built with: its credential or instance, its endpoint, shared limits."""
 
-    api_key: str | None
+    api_key: str | None = field(repr=False)
     base_url: str
     user_agent: str
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    """Every secret configured (all providers' keys, credentials in URLs): whatever a provider
+    says is quoted without them. The adapter's own key and URL credentials are always added."""
 
 
 class SearchProvider(ABC):
@@ -103,8 +108,10 @@ class SearchProvider(ABC):
     def __init__(self, config: ProviderConfig, http: httpx.AsyncClient) -> None:
         self.config = config
         self.http = http
-        """A shared client for adapters that speak HTTP themselves (not SSRF-guarded: the
-        endpoints are the operator's configuration, not model input)."""
+        """The shared client every adapter's requests go over, SDKs' included (not SSRF-guarded:
+        the endpoints are the operator's configuration, not model input)."""
+        self.redactor = Redactor((*config.secrets, config.api_key, *url_secrets(config.base_url)))
+        """Quotes provider text without any configured secret (see ``redact``)."""
 
     @abstractmethod
     async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109

@@ -11,12 +11,14 @@ from typing import Any, ClassVar
 
 import httpx
 
-from mcp_server_web.providers._http import HttpSearchProvider, json_object, retry_after, short, url_and_title
+from mcp_server_web.providers._http import HttpSearchProvider, json_object, retry_after, url_and_title
 from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult, plain_text, status_error
 
 _FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 _MAX_COUNT = {"general": 20, "news": 50}
 _PATHS = {"general": "/res/v1/web/search", "news": "/res/v1/news/search"}
+_CODE_LIMIT = 60
+"""Brave's codes are short words (RATE_LIMITED); anything longer is not one of them."""
 
 
 class BraveProvider(HttpSearchProvider):
@@ -55,9 +57,10 @@ class BraveProvider(HttpSearchProvider):
     def _error(self, response: httpx.Response) -> ProviderError:
         status = response.status_code
         code, detail = _error_body(response)
-        if self.config.api_key:  # Brave does not echo the token, but a proxy in between might.
-            detail = detail.replace(self.config.api_key, "[redacted]")
-        explained = f" ({code}: {detail})" if code else ""
+        # Brave does not echo the token, but a proxy in between might: its words are quoted
+        # through the redactor, the code is only matched as it is.
+        quoted = f"{self.redactor.quote(code, _CODE_LIMIT)}: {self.redactor.quote(detail)}" if code else ""
+        explained = f" ({quoted})" if quoted else ""
         asked_wait = retry_after(response)
         windows = _numbers(response.headers.get("x-ratelimit-reset"))
         monthly_left = _numbers(response.headers.get("x-ratelimit-remaining"))[-1:]
@@ -84,7 +87,7 @@ class BraveProvider(HttpSearchProvider):
         if status == 403 and not code:
             # Brave explains its own refusals in JSON; a bare 403 comes from something in between.
             return ProviderError("blocked", f"{self.title} refused the request (HTTP 403).", status=status)
-        return status_error(self.title, status, f"{code}: {detail}" if code else "")
+        return status_error(self.title, status, quoted)
 
 
 def _result(item: Any) -> SearchResult | None:
@@ -113,7 +116,7 @@ def _error_body(response: httpx.Response) -> tuple[str, str]:
     if not isinstance(error, dict):
         return "", ""
     code, detail = error.get("code"), error.get("detail")
-    return (code if isinstance(code, str) else ""), short(detail if isinstance(detail, str) else "")
+    return (code if isinstance(code, str) else ""), (detail if isinstance(detail, str) else "")
 
 
 def _numbers(header: str | None) -> list[float]:

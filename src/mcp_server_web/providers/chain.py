@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -27,6 +28,7 @@ from mcp_server_web.providers.base import (
     SearchQuery,
     SearchResult,
 )
+from mcp_server_web.providers.redact import Redactor
 from mcp_server_web.providers.results import refine
 
 logger = logging.getLogger(__name__)
@@ -39,6 +41,8 @@ RETRY_AFTER_MAX = 86400.0
 """A provider's own Retry-After is honoured up to a day: Brave's monthly quota reset can be weeks
 away, and one probe a day costs nothing while a stale or broken header cannot bench a provider."""
 SEARCH_CACHE_ENTRIES = 512
+REASON_LIMIT = 500
+"""Characters of one attempt's error, as answers and log lines give it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +166,10 @@ class SearchChain:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._providers = {provider.name: provider for provider in providers}
+        # The adapters quote provider text through their redactors already; the chain applies the
+        # union again to everything it passes on (errors, log lines, results), whichever adapter
+        # built it and however.
+        self._redactor = Redactor.union(provider.redactor for provider in providers)
         self._unconfigured = dict(unconfigured or {})
         self._provider_timeout = provider_timeout
         self._deadline = deadline
@@ -238,22 +246,41 @@ class SearchChain:
             error: ProviderError | None = ProviderError("timeout", f"no answer within {budget:.1f} s")
         except ProviderError as exc:
             error = exc
-        except Exception:
+        except Exception as exc:
             # An adapter bug must not take the chain down: log it, fail over like any failure.
-            logger.exception("search provider %s crashed", name)
+            logger.error("search provider %s crashed:\n%s", name, self._crash_report(exc))
             error = ProviderError("bad_response", "the adapter failed unexpectedly (see the server log)")
         else:
             error = None
         elapsed_ms = round((time.perf_counter() - started) * 1000)
         if error is not None:
+            reason = self._redactor.quote(str(error), REASON_LIMIT)
             if error.kind in COOLDOWN_KINDS:
                 length = self.cooldowns.penalize(name, error, since=mark)
-                logger.info("%s: %s; cooling down for %.0f s", name, error, length)
+                logger.info("%s: %s; cooling down for %.0f s", name, reason, length)
             else:
-                logger.info("%s: %s", name, error)
-            attempts.append(Attempt(name, "error", str(error), elapsed_ms))
+                logger.info("%s: %s", name, reason)
+            attempts.append(Attempt(name, "error", reason, elapsed_ms))
             return []
         self.cooldowns.reset(name, since=mark)
-        results = refine(raw, query)
+        results = [self._without_secrets(result) for result in refine(raw, query)]
         attempts.append(Attempt(name, "ok" if results else "empty", None, elapsed_ms))
         return results
+
+    def _without_secrets(self, result: SearchResult) -> SearchResult:
+        """A result as the provider gave it, but for any configured secret it echoed."""
+        hide = self._redactor.hide
+        published = hide(result.published) if result.published is not None else None
+        return replace(
+            result,
+            title=hide(result.title),
+            url=hide(result.url),
+            snippet=hide(result.snippet),
+            published=published,
+        )
+
+    def _crash_report(self, exc: Exception) -> str:
+        """Where an adapter crashed: the stack as it is (our code), the exception's text (which
+        may quote a provider) redacted and bounded."""
+        stack = "".join(traceback.format_tb(exc.__traceback__))
+        return f"{stack}{type(exc).__name__}: {self._redactor.quote(str(exc), REASON_LIMIT)}"

@@ -13,6 +13,7 @@ import re
 from typing import ClassVar
 from urllib.parse import parse_qs, urljoin, urlsplit
 
+import anyio
 import httpx
 from lxml import etree, html
 
@@ -57,8 +58,9 @@ class DuckDuckGoProvider(HttpSearchProvider):
             form["df"] = _DF[query.time_range]
         response = await self._request("POST", "/html/", query, form, timeout=timeout)
         # The whole page (about ten results), not just max_results: the chain's domain filter
-        # and de-duplication may drop some before it trims to max_results.
-        return self._parse(response)
+        # and de-duplication may drop some before it trims to max_results. Parsed in a worker
+        # thread: a page up to the answer cap takes lxml long enough to stall every other call.
+        return await anyio.to_thread.run_sync(self._parse, response)
 
     def _error(self, response: httpx.Response) -> ProviderError:
         status = response.status_code

@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 import logging
 import re
+import warnings
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 from exa_py import AsyncExa
 from exa_py.api import ContentsOptions
+from exa_py.api_warnings import ExaWarning
 from exa_py.errors import ExaTimeoutError
 
-from mcp_server_web.providers._http import Exchange, recording, recording_client, redacted, transport_error
+from mcp_server_web.providers._http import Exchange, recording, sdk_client, transport_error
 from mcp_server_web.providers.base import (
     ProviderConfig,
     ProviderError,
@@ -41,6 +43,9 @@ _LOOKBACK: dict[TimeRange, timedelta] = {
     "year": timedelta(days=365),
 }
 
+_LOGGED_WARNINGS = 5
+"""Warnings logged per answer at most: a real one has one or two, a hostile one thousands."""
+
 # exa-py reports every HTTP failure as ValueError("Request failed with status code N: <body>").
 _FAILED = re.compile(r"Request failed with status code (\d{3}): ?(.*)", re.DOTALL)
 
@@ -59,16 +64,19 @@ class ExaProvider(SearchProvider):
         if not config.api_key:
             # The SDK would fall back to the EXA_API_KEY environment variable behind our back.
             raise ProviderError("config", "Exa needs an API key: set EXA_API_KEY.")
-        self._key = config.api_key
         self._sdk = AsyncExa(api_key=config.api_key, api_base=config.base_url, timeout=DEFAULT_TIMEOUT)
         # AsyncExa takes no user_agent and sends "exa-py/<version>"; its headers dict (x-api-key,
         # User-Agent, Content-Type) goes out with every request.
         self._sdk.headers["User-Agent"] = config.user_agent
         # The SDK's ValueError keeps the status and body but not the headers. It builds its httpx
-        # client lazily from `_client`; giving it a recording one is the only way to see
-        # Retry-After. Should a later SDK ignore it, searches still work and a 429 just comes
-        # without retry_after.
-        self._sdk._client = recording_client(config.base_url, self._sdk.headers, DEFAULT_TIMEOUT)
+        # client lazily from `_client`; giving it ours is the only way to see Retry-After, and
+        # what puts its requests under the shared client's rules (redirects, the answer cap).
+        # Should a later SDK ignore it, test_provider_limits fails on the cap.
+        # The SDK turns an answer's "warnings" into Python warnings, which reach stderr as the
+        # API wrote them; the adapter logs them itself, quoted (_log_warnings). Set on every build,
+        # not at import, so that a catch_warnings block around the import cannot undo it.
+        warnings.filterwarnings("ignore", category=ExaWarning)
+        self._sdk._client = sdk_client(http, self.title, config.base_url, self._sdk.headers, DEFAULT_TIMEOUT)
 
     async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
         include = [d for d in query.include_domains if d not in query.exclude_domains]
@@ -99,10 +107,20 @@ class ExaProvider(SearchProvider):
             except (KeyError, TypeError, AttributeError):
                 # The SDK indexes the body without checking its shape.
                 raise ProviderError("bad_response", "Exa answered without a list of results.") from None
+        self._log_warnings(answer)
         return [self._result(item) for item in answer.results if _text(item.url)][: query.max_results]
 
     async def aclose(self) -> None:
         await self._sdk.aclose()
+
+    def _log_warnings(self, answer: Any) -> None:
+        """What Exa said about the request (a field it ignores, say): for whoever maintains the
+        adapter, so logged, not shown to the model."""
+        notes = getattr(answer, "warnings", None)
+        for note in notes[:_LOGGED_WARNINGS] if isinstance(notes, list) else []:
+            code, path, message = (getattr(note, name, "") for name in ("code", "path", "message"))
+            quoted = self.redactor.quote(f"{code} at {path}: {message}")
+            logger.info("Exa warned about the search request: %s", quoted)
 
     def _value_error(self, exc: ValueError, exchange: Exchange) -> ProviderError:
         failed = _FAILED.match(str(exc))
@@ -110,7 +128,7 @@ class ExaProvider(SearchProvider):
             if str(exc).startswith("Expected a JSON response"):  # a 2xx body empty or not JSON
                 return ProviderError("bad_response", "Exa answered with a body that is not JSON.")
             # Otherwise the SDK refused our arguments before sending anything: an adapter bug.
-            logger.warning("exa-py refused the search arguments: %s", exc)
+            logger.warning("exa-py refused the search arguments: %s", self.redactor.quote(str(exc)))
             return ProviderError("bad_response", "The Exa SDK refused the search arguments.")
         status = int(failed.group(1))
         logger.debug("Exa answered HTTP %s", status)
@@ -125,7 +143,7 @@ class ExaProvider(SearchProvider):
         text = parsed.get("error") if isinstance(parsed, dict) else None
         if not isinstance(text, str):
             text = "" if body.lstrip().startswith("<") else body  # an HTML error page says nothing
-        return redacted(text, self._key)
+        return self.redactor.quote(text)
 
     @staticmethod
     def _result(item: Any) -> SearchResult:

@@ -8,6 +8,7 @@ import httpx
 from mcp_server_web.config import KNOWN_PROVIDERS, Settings
 from mcp_server_web.providers.base import ProviderConfig, SearchProvider
 from mcp_server_web.providers.chain import SearchChain
+from mcp_server_web.providers.redact import url_secrets
 
 
 def provider_classes() -> dict[str, type[SearchProvider]]:
@@ -40,7 +41,22 @@ def why_unconfigured(cls: type[SearchProvider], settings: Settings) -> str | Non
 def provider_config(cls: type[SearchProvider], settings: Settings) -> ProviderConfig:
     api_key = getattr(settings, cls.key_setting) if cls.key_setting else None
     base_url = getattr(settings, cls.url_setting) or cls.default_url
-    return ProviderConfig(api_key=api_key, base_url=base_url.rstrip("/"), user_agent=settings.user_agent)
+    return ProviderConfig(
+        api_key=api_key,
+        base_url=base_url.rstrip("/"),
+        user_agent=settings.user_agent,
+        secrets=configured_secrets(settings),
+    )
+
+
+def configured_secrets(settings: Settings) -> tuple[str, ...]:
+    """Every secret in the settings that a provider could echo: each provider's key, credentials
+    in the endpoint URLs and the proxy URL, and the server's own bearer token."""
+    classes = provider_classes().values()
+    keys = [getattr(settings, cls.key_setting) for cls in classes if cls.key_setting]
+    urls = [getattr(settings, cls.url_setting) for cls in classes] + [settings.proxy]
+    found = [*keys, *(secret for url in urls for secret in url_secrets(url)), settings.auth_token]
+    return tuple(secret for secret in found if secret)
 
 
 def chain_order(settings: Settings) -> tuple[str, ...]:

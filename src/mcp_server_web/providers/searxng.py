@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from mcp_server_web.providers._http import HttpSearchProvider, json_object, retry_after, short, url_and_title
+from mcp_server_web.providers._http import HttpSearchProvider, json_object, retry_after, url_and_title
 from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult, plain_text
 
 _JSON_HINT = "enable it by adding `json` to `search.formats` in the instance's settings.yml"
@@ -47,7 +47,7 @@ class SearxngProvider(HttpSearchProvider):
         if not isinstance(items, list):
             raise ProviderError("bad_response", f"{self.title} answered without a result list.")
         results = [result for item in items if (result := _result(item))]
-        failed = _unresponsive(data.get("unresponsive_engines"))
+        failed = self.redactor.quote(_unresponsive(data.get("unresponsive_engines")), 300)
         if not results and failed:
             raise ProviderError(
                 "upstream", f"{self.title} got no results because its engines failed: {failed}."
@@ -70,15 +70,6 @@ class SearxngProvider(HttpSearchProvider):
                 f"{self.title}'s limiter is refusing requests (HTTP 429); "
                 "on your own instance, set `server.limiter: false` in settings.yml.",
                 retry_after=retry_after(response),
-                status=status,
-            )
-        if 300 <= status < 400:
-            # Usually SEARXNG_URL is http:// behind an https redirect, or lacks a path prefix.
-            location = short(response.headers.get("location", "elsewhere"))
-            return ProviderError(
-                "config",
-                f"{self.title} redirected the search to {location} (HTTP {status}); "
-                "set SEARXNG_URL to the instance's final address.",
                 status=status,
             )
         if status in (401, 407):
@@ -107,7 +98,7 @@ def _result(item: Any) -> SearchResult | None:
 
 
 def _unresponsive(value: Any) -> str:
-    """SearXNG's [[engine, reason], ...] as "google (timeout), bing (HTTP error)"."""
+    """SearXNG's [[engine, reason], ...] as "google (timeout), bing (HTTP error)" (to be quoted)."""
     if not isinstance(value, list):
         return ""
     named = [
@@ -115,4 +106,4 @@ def _unresponsive(value: Any) -> str:
         for entry in value
         if isinstance(entry, list | tuple) and entry
     ]
-    return short(", ".join(named), 300)
+    return ", ".join(named)

@@ -16,7 +16,7 @@ from tavily.errors import (
 )
 from tavily.errors import TimeoutError as TavilyTimeoutError
 
-from mcp_server_web.providers._http import Exchange, recording, recording_client, redacted, transport_error
+from mcp_server_web.providers._http import Exchange, recording, sdk_client, transport_error
 from mcp_server_web.providers.base import (
     ProviderConfig,
     ProviderError,
@@ -60,10 +60,9 @@ class TavilyProvider(SearchProvider):
             # Without a key the SDK silently switches to its rate-limited keyless mode; a
             # configured provider must run on the operator's own key or not at all.
             raise ProviderError("config", "Tavily needs an API key: set TAVILY_API_KEY.")
-        self._key = config.api_key
         # The SDK folds 403, 432 and 433 into ForbiddenError and drops Retry-After; a recording
         # client keeps both so a plan limit is a quota error and a 429 says how long to wait.
-        self._client = recording_client(config.base_url, {"User-Agent": config.user_agent}, 30.0)
+        self._client = sdk_client(http, self.title, config.base_url, {"User-Agent": config.user_agent}, 30.0)
         self._sdk = AsyncTavilyClient(
             api_key=config.api_key, api_base_url=config.base_url, client=self._client
         )
@@ -99,7 +98,8 @@ class TavilyProvider(SearchProvider):
         return self._results(answer, query.max_results)
 
     async def aclose(self) -> None:
-        # The SDK leaves a client it was given open, so the adapter closes its own.
+        # The SDK leaves a client it was given open, so the adapter closes its own (which leaves
+        # the shared one open).
         await self._client.aclose()
 
     def _http_error(self, exc: Exception, exchange: Exchange) -> ProviderError:
@@ -109,7 +109,7 @@ class TavilyProvider(SearchProvider):
             status = exchange.status or next(
                 code for cls, code in _SDK_ERROR_STATUS.items() if isinstance(exc, cls)
             )
-            detail = redacted(str(exc), self._key)
+            detail = self.redactor.quote(str(exc))
         logger.debug("Tavily answered HTTP %s", status)
         if status in (432, 433):
             limit = "plan's usage limit" if status == 432 else "pay-as-you-go limit"

@@ -66,17 +66,19 @@ def _tool(fn: Any, name: str, title: str, description: str, input_schema: dict[s
 
 
 def provider_http_client(settings: Settings) -> httpx.AsyncClient:
-    """The client adapters that speak HTTP themselves share.
+    """The client every search provider's requests go over (the SDKs' too).
 
     Not the SSRF-guarded Fetcher: provider endpoints come from the operator's configuration
-    (a SearXNG on localhost is normal), never from the model.
+    (a SearXNG on localhost is normal), never from the model. Redirects are not followed here:
+    providers/_http.py follows them within the endpoint's own origin only, so no key is sent
+    anywhere else.
     """
     return httpx.AsyncClient(
         headers={"User-Agent": settings.user_agent},
         timeout=settings.search_timeout,
         proxy=settings.proxy,
         trust_env=True,
-        follow_redirects=True,
+        follow_redirects=False,
     )
 
 

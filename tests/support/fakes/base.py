@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from mcp_server_web.config import Settings
 from mcp_server_web.providers.base import SearchResult
-from tests.support.origin import Origin, Reply, RequestContext, SeenRequest
+from tests.support.origin import Handler, Origin, Reply, RequestContext, SeenRequest
 
 Failure = Literal["auth", "rate_limit", "quota", "server", "timeout", "malformed", "truncated", "blocked"]
 
@@ -112,6 +112,7 @@ class FakeProvider(ABC):
         self.served: list[Served] = []
         """Every request answered, in the order the answers went out."""
         self._schedule: Schedule | None = None
+        self._misbehaviour: Handler | None = None
         self._results_for: Callable[[str], list[dict[str, Any]]] | None = None
         self._seen: Counter[str] = Counter()
         self._lock = threading.Lock()
@@ -155,6 +156,13 @@ class FakeProvider(ABC):
     def fail(self, failure: Failure, retry_after: int | None = None) -> None:
         with self._lock:
             self.failure, self.retry_after, self._schedule = failure, retry_after, None
+
+    def misbehave(self, act: Handler | None) -> None:
+        """Answer every request with ``act`` instead of the provider's wire format: the hostile
+        answers no real service gives (a redirect elsewhere, a bomb, an echo of credentials;
+        see ``tests.support.fakes.hostile``). None goes back to normal."""
+        with self._lock:
+            self._misbehaviour = act
 
     def schedule(self, plan_for: Schedule) -> None:
         """Decide request by request: ``plan_for(query, earlier requests for it)``. Results come
@@ -266,6 +274,11 @@ class FakeProvider(ABC):
             self._local.body = self._local.plan = None
 
     def _act(self, ctx: RequestContext, plan: Plan, results: list[dict[str, Any]]) -> None:
+        with self._lock:
+            misbehaviour = self._misbehaviour
+        if misbehaviour is not None:
+            misbehaviour(ctx)
+            return
         failure = plan.failure
         if failure == "timeout":
             self._released.wait(self.hang_seconds)
