@@ -45,6 +45,7 @@ MAX_JOBS_PER_WORKER = 200
 """Jobs before a worker is replaced anyway: the allocator's fragmentation only grows."""
 RETIRE_GROWTH_BYTES = 64 * 1024 * 1024
 """A worker whose RSS grew more than this over its first job is replaced after the job it is on."""
+WORKER_NICENESS = 5
 RSS_SAMPLE_INTERVAL = 0.05
 """Seconds between two reads of a busy worker's memory."""
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -92,6 +93,10 @@ def _worker_main(conn: Connection, log_level: int) -> None:
     os.dup2(2, 1)
     # Ctrl-C in the terminal reaches the whole process group: the server decides, not the worker.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The server's event loop answers every call, health checks and cached pages included; a
+    # burst of heavy pages must not take the CPU from it.
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(WORKER_NICENESS)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger().handlers[:] = [handler]
