@@ -259,6 +259,29 @@ async def test_one_tunnel_per_name_even_when_names_share_an_address(tls_scene: S
     assert len(scene.allowed.requests) == 1
 
 
+@pytest.mark.parametrize("scheme", ["http", "https"])
+async def test_proxy_credentials_still_go_to_the_proxy(
+    scheme: str, certificates: Certificates, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificates.ca_file))
+    with (
+        RebindingDNS({NAME: [ALLOWED]}) as dns,
+        ForwardProxy(PROXY, dns.address) as proxy,
+        TLSOrigin(certificates, ALLOWED) if scheme == "https" else QuickOrigin(ALLOWED) as origin,
+    ):
+        origin.serve("/page", ALLOWED_PAGE)
+        with_credentials = proxy.url.replace("http://", "http://user:s%3Acret@")
+        settings = Settings(proxy=with_credentials, allow_cidrs=ONLY_ALLOWED, timeout=5.0)
+        backend = GuardBackend(permitted=(PROXY,))
+        resolver = DNSResolver(dns.address)
+        async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
+            response = await fetcher.fetch(f"{scheme}://{NAME}:{origin.port}/page")
+        assert response.body.decode() == ALLOWED_PAGE
+        [seen] = proxy.seen
+        assert seen.proxy_authorization == "Basic dXNlcjpzOmNyZXQ="  # user:s:cret
+        assert "proxy-authorization" not in origin.requests[0].headers
+
+
 # ------------------------------------------------------------------------------------------
 # The whole tool path
 # ------------------------------------------------------------------------------------------

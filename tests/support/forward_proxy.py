@@ -37,6 +37,7 @@ class ProxySeen:
     target: str
     """The request target as received: "http://1.2.3.4:80/path" or "1.2.3.4:443"."""
     host_header: str | None
+    proxy_authorization: str | None
     connected_to: str | None = None
     """The address:port the proxy connected to on the client's behalf."""
     sni: str | None = None
@@ -117,10 +118,7 @@ class _Handler(socketserver.BaseRequestHandler):
         lines = head.decode("latin-1").split("\r\n")
         method, target, _ = [*lines[0].split(" "), "", ""][:3]
         headers = [line for line in lines[1:] if line]
-        host_header = next(
-            (line.split(":", 1)[1].strip() for line in headers if line.lower().startswith("host:")), None
-        )
-        seen = ProxySeen(method, target, host_header)
+        seen = ProxySeen(method, target, _header(headers, "host"), _header(headers, "proxy-authorization"))
         self.server.proxy.record(seen)
         if method == "CONNECT":
             self._tunnel(client, target, seen)
@@ -175,6 +173,14 @@ class _Handler(socketserver.BaseRequestHandler):
             seen.sni = _sni(hello)
             upstream.sendall(hello)
             _relay(client, upstream, both_ways=True)
+
+
+def _header(lines: list[str], name: str) -> str | None:
+    for line in lines:
+        key, _, value = line.partition(":")
+        if key.strip().lower() == name:
+            return value.strip()
+    return None
 
 
 def _read_head(sock: socket.socket) -> bytes | None:
