@@ -24,6 +24,7 @@ from ipaddress import ip_network
 from pathlib import Path
 from typing import Any
 
+import httpcore
 import httpx
 import pytest
 from mcp import Client
@@ -31,6 +32,7 @@ from mcp import Client
 from mcp_server_web.config import Settings
 from mcp_server_web.errors import BlockedAddress, HTTPStatusError
 from mcp_server_web.fetch.client import Fetcher
+from mcp_server_web.fetch.pinned_proxy import PinnedProxyPool
 from mcp_server_web.server.app import build_server
 from tests.server.conftest import make_settings, text_of
 from tests.support.dns import DNSResolver, RebindingDNS
@@ -280,6 +282,29 @@ async def test_proxy_credentials_still_go_to_the_proxy(
         [seen] = proxy.seen
         assert seen.proxy_authorization == "Basic dXNlcjpzOmNyZXQ="  # user:s:cret
         assert "proxy-authorization" not in origin.requests[0].headers
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+async def test_a_pinned_pool_never_falls_back_to_the_name(scene: Scene, scheme: str) -> None:
+    # Fail closed: a request that reaches the proxy pool without a vetted address is refused,
+    # not sent to the proxy by name.
+    proxy_url = httpx.URL(scene.proxy.url)
+    pool = PinnedProxyPool(
+        pinned=True,
+        proxy_url=httpcore.URL(scheme=b"http", host=proxy_url.raw_host, port=proxy_url.port, target=b"/"),
+        proxy_auth=None,
+        proxy_headers=[],
+        proxy_ssl_context=None,
+        ssl_context=httpx.create_ssl_context(),
+        network_backend=scene.backend,
+        max_connections=1,
+        max_keepalive_connections=1,
+        keepalive_expiry=1.0,
+    )
+    async with pool:
+        with pytest.raises(httpcore.ProxyError, match="no vetted address"):
+            await pool.request("GET", f"{scheme}://{NAME}:{scene.port}/page")
+    assert scene.proxy.seen == [] and scene.backend.connects == []
 
 
 # ------------------------------------------------------------------------------------------

@@ -12,8 +12,9 @@ sends the address carried by the request's ``PINNED_ADDRESS`` extension instead:
 
 Connections stay keyed by the request's origin (scheme, NAME, port): a tunnel whose TLS session
 was verified for one name never carries a request for another name at the same address.
-Requests without the extension (MCP_WEB_ALLOW_PRIVATE=true, where nothing is vetted) go to the
-name, as with httpcore's proxy. HTTP/1.1 only, like the rest of the fetcher.
+A pool built with ``pinned=False`` (MCP_WEB_ALLOW_PRIVATE=true, where nothing is vetted) hands
+the proxy the name, as httpcore's proxy does; a pinned pool refuses a request that carries no
+address rather than fall back to the name. HTTP/1.1 only, like the rest of the fetcher.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class PinnedProxyPool(httpcore.AsyncConnectionPool):
     def __init__(
         self,
         *,
+        pinned: bool,
         proxy_url: httpcore.URL,
         proxy_auth: tuple[bytes, bytes] | None,
         proxy_headers: Sequence[tuple[bytes, bytes]],
@@ -61,6 +63,7 @@ class PinnedProxyPool(httpcore.AsyncConnectionPool):
             credentials = base64.b64encode(b"%b:%b" % proxy_auth)
             headers.insert(0, (b"Proxy-Authorization", b"Basic " + credentials))
         self._proxy = _ProxyEnd(
+            pinned=pinned,
             origin=proxy_url.origin,
             headers=headers,
             ssl_context=proxy_ssl_context,
@@ -81,12 +84,14 @@ class _ProxyEnd:
     def __init__(
         self,
         *,
+        pinned: bool,
         origin: httpcore.Origin,
         headers: Headers,
         ssl_context: ssl.SSLContext | None,
         network_backend: httpcore.AsyncNetworkBackend,
         keepalive_expiry: float | None,
     ) -> None:
+        self.pinned = pinned
         self.origin = origin
         self.headers = headers
         self.ssl_context = ssl_context
@@ -101,6 +106,17 @@ class _ProxyEnd:
             ssl_context=self.ssl_context,
         )
 
+    def host_for(self, request: httpcore.Request, remote: httpcore.Origin) -> bytes:
+        """The host to hand the proxy: the pinned address (bracketed if IPv6), or the name."""
+        pinned = request.extensions.get(PINNED_ADDRESS)
+        if pinned is None:
+            if self.pinned:
+                raise httpcore.ProxyError("internal error: no vetted address to send the proxy to")
+            host = remote.host
+        else:
+            host = str(pinned).encode("ascii")
+        return b"[%b]" % host if b":" in host and not host.startswith(b"[") else host
+
     def url(self, target: bytes) -> httpcore.URL:
         return httpcore.URL(
             scheme=self.origin.scheme, host=self.origin.host, port=self.origin.port, target=target
@@ -110,13 +126,6 @@ class _ProxyEnd:
         """The proxy's headers, then the request's; a request header wins over a proxy header."""
         overridden = {name.lower() for name, _ in headers}
         return [(n, v) for n, v in self.headers if n.lower() not in overridden] + list(headers)
-
-
-def _connect_host(request: httpcore.Request, origin: httpcore.Origin) -> bytes:
-    """The host to hand the proxy: the pinned address when there is one, bracketed if IPv6."""
-    pinned = request.extensions.get(PINNED_ADDRESS)
-    host = origin.host if pinned is None else str(pinned).encode("ascii")
-    return b"[%b]" % host if b":" in host and not host.startswith(b"[") else host
 
 
 class _Delegating(httpcore.AsyncConnectionInterface):
@@ -161,7 +170,8 @@ class _ForwardConnection(_Delegating):
     async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
         url = request.url
         port = b"" if url.port is None else b":%d" % url.port
-        absolute = b"%b://%b%b%b" % (url.scheme, _connect_host(request, self._remote), port, url.target)
+        host = self._proxy.host_for(request, self._remote)
+        absolute = b"%b://%b%b%b" % (url.scheme, host, port, url.target)
         forwarded = httpcore.Request(
             method=request.method,
             url=self._proxy.url(absolute),
@@ -190,7 +200,7 @@ class _TunnelConnection(_Delegating):
         return await self._connection.handle_async_request(request)
 
     async def _open_tunnel(self, request: httpcore.Request) -> None:
-        target = b"%b:%d" % (_connect_host(request, self._remote), self._remote.port)
+        target = b"%b:%d" % (self._proxy.host_for(request, self._remote), self._remote.port)
         connect = httpcore.Request(
             method=b"CONNECT",
             url=self._proxy.url(target),

@@ -96,6 +96,7 @@ class _BackendTransport(httpx.AsyncHTTPTransport):
         ssl_context: ssl.SSLContext,
         limits: httpx.Limits,
         proxy: httpx.Proxy | None = None,
+        pinned: bool = True,
     ) -> None:
         super().__init__(verify=ssl_context, limits=limits, trust_env=False)
         pool: httpcore.AsyncConnectionPool
@@ -111,6 +112,7 @@ class _BackendTransport(httpx.AsyncHTTPTransport):
             )
         else:
             pool = PinnedProxyPool(
+                pinned=pinned,
                 proxy_url=httpcore.URL(
                     scheme=proxy.url.raw_scheme,
                     host=proxy.url.raw_host,
@@ -176,7 +178,9 @@ class GuardedTransport(httpx.AsyncBaseTransport):
                 raise ConfigError(
                     f"only http:// and https:// proxies are supported, not {proxy.url.scheme}://."
                 )
-            self._proxied[proxy_url] = _BackendTransport(backend, ssl_context, limits, proxy)
+            self._proxied[proxy_url] = _BackendTransport(
+                backend, ssl_context, limits, proxy, pinned=not policy.allow_private
+            )
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         response = await self._route(request)
