@@ -3,7 +3,8 @@
 DNS pinning: ``PinnedBackend`` sits under httpcore's connection pool. When the pool opens a
 connection it resolves the host once, vets every answer, and connects to the vetted address
 itself, so a DNS answer that changes between "check" and "connect" (DNS rebinding) cannot steer
-the socket.
+the socket. Through an outbound proxy the same holds: the proxy is handed the vetted address,
+not the name (``GuardedTransport`` and pinned_proxy.py).
 """
 
 from __future__ import annotations
