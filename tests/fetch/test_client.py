@@ -441,8 +441,9 @@ async def test_next_vetted_address_is_tried_when_a_connect_fails(origin: Origin)
 
 async def test_proxy_is_used_and_the_target_is_vetted_first(backend: GuardBackend) -> None:
     with QuickOrigin("127.0.0.1") as proxy:
-        proxy.serve("http://public.test/page", "via proxy")
-        proxy.serve("http://intranet.test/page", "must not be asked")
+        # The proxy is handed the vetted address, never the name (it would resolve it again).
+        proxy.serve("http://93.184.216.34/page", "via proxy")
+        proxy.serve("http://10.0.0.5/page", "must not be asked")
         resolver = StubResolver({"public.test": [["93.184.216.34"]], "intranet.test": [["10.0.0.5"]]})
         async with _fetcher(backend, resolver, proxy=proxy.base) as fetcher:
             response = await fetcher.fetch("http://public.test/page")
@@ -452,7 +453,9 @@ async def test_proxy_is_used_and_the_target_is_vetted_first(backend: GuardBacken
             assert "10.0.0.5 (host intranet.test)" in caught.value.message
             with pytest.raises(BlockedAddress):
                 await fetcher.fetch("http://169.254.169.254/")
-        assert [seen.path for seen in proxy.requests] == ["http://public.test/page"]
+        assert [(seen.path, seen.headers["host"]) for seen in proxy.requests] == [
+            ("http://93.184.216.34/page", "public.test")
+        ]
         # Only the proxy was connected to; never the target's (public) address.
         assert {host for host, _ in backend.connects} == {"127.0.0.1"}
 
@@ -460,7 +463,7 @@ async def test_proxy_is_used_and_the_target_is_vetted_first(backend: GuardBacken
 async def test_proxy_from_environment_respects_no_proxy(backend: GuardBackend, origin: Origin) -> None:
     origin.serve("/direct", "direct")
     with QuickOrigin("127.0.0.1") as proxy:
-        proxy.serve("http://public.test/", "proxied")
+        proxy.serve("http://93.184.216.34/", "proxied")
         resolver = StubResolver({"public.test": [["93.184.216.34"]], "pinned.test": [["127.0.0.1"]]})
         environ = {"HTTP_PROXY": proxy.base, "no_proxy": ".pinned.test, 127.0.0.0/8"}
         async with Fetcher(SETTINGS, resolver=resolver, network_backend=backend, environ=environ) as fetcher:

@@ -37,7 +37,7 @@ from mcp import Client
 from mcp_server_web.config import Settings
 from mcp_server_web.errors import BlockedAddress, WebToolError
 from mcp_server_web.fetch.client import REDIRECT_STATUSES, Fetcher
-from mcp_server_web.fetch.guard import HiddenAddress, literal_ip, parse_url
+from mcp_server_web.fetch.guard import HiddenAddress, literal_ip, metadata_name, parse_url
 from mcp_server_web.server.app import build_server
 from mcp_server_web.server.http_request_tool import HTTP_METHODS
 from tests.server.conftest import error_code, text_of
@@ -418,8 +418,10 @@ async def test_fetcher_refuses_each_form_before_connecting(attack: Attack) -> No
     assert_plain_sentence(message)
     assert str(caught.value).startswith("blocked_address: ")
     assert backend.connects == []
-    # Literals are judged without a lookup; a name is looked up once, by the connection itself.
-    assert resolver.calls == ([attack.name] if attack.name else [])
+    # Literals and cloud metadata names are judged without a lookup; any other name is looked
+    # up once, by the connection itself.
+    looked_up = attack.name is not None and metadata_name(attack.name) is None
+    assert resolver.calls == ([attack.name] if looked_up else [])
 
 
 @pytest.mark.parametrize("attack", NAMED, ids=_ids(NAMED))

@@ -13,7 +13,8 @@ Two halves, both pure and cheap:
   address (IPv4-mapped, 6to4, Teredo, NAT64...), unless the operator allowed it.
 
 The connection-time half (resolve once, vet every answer, connect to the vetted address) lives in
-``client.PinnedBackend``; ``vet_host`` here is the shared resolve-and-vet step.
+``transport.PinnedBackend``; ``vet_host`` here is the shared resolve-and-vet step. Cloud metadata
+host names (``CLOUD_METADATA_NAMES``) are refused by name, before any lookup.
 """
 
 from __future__ import annotations
@@ -380,6 +381,36 @@ CLOUD_METADATA = frozenset(
     )
 )
 
+CLOUD_METADATA_NAMES = frozenset(
+    {
+        # Inside a cloud the local resolver points these at the metadata service; anywhere else
+        # they should not resolve at all. Refused by name (and every name under them), so the
+        # answer does not depend on what a resolver says.
+        "metadata.google.internal",  # Google Cloud (and Yandex Cloud's GCE-compatible service)
+        "metadata.goog",  # Google Cloud
+        "metadata",  # Google Cloud's short form, through the VM's DNS search domain
+        "instance-data",  # AWS EC2, through the VPC's search domain
+        "instance-data.ec2.internal",  # AWS EC2
+        "metadata.azure.internal",  # Azure, as SSRF blocklists list it
+        "metadata.tencentyun.com",  # Tencent Cloud
+        "metadata.platformequinix.com",  # Equinix Metal
+        "metadata.packet.net",  # Equinix Metal under its former name, Packet
+        "api.metadata.cloud.ibm.com",  # IBM Cloud VPC
+        "rancher-metadata",  # Rancher
+    }
+)
+
+
+def metadata_name(host: str) -> str | None:
+    """The entry of CLOUD_METADATA_NAMES that host is or lies under (any case, trailing dot), else None."""
+    labels = host.rstrip(".").lower().split(".")
+    for start in range(len(labels)):
+        candidate = ".".join(labels[start:])
+        if candidate in CLOUD_METADATA_NAMES:
+            return candidate
+    return None
+
+
 # Named refusals, most specific first. Anything else that is not globally reachable is refused
 # as "reserved/special-purpose address".
 _V4_RULES: tuple[tuple[ipaddress.IPv4Network, str], ...] = (
@@ -472,6 +503,12 @@ class AddressPolicy:
     link-local and cloud metadata, CGNAT, ULA, multicast, reserved ranges...), judged for IPv6
     addresses that embed an IPv4 address by the embedded address too. ``allow_cidrs`` lets
     chosen ranges through; ``allow_private`` turns the policy off.
+
+    Cloud metadata host names (CLOUD_METADATA_NAMES) are refused by name, before any lookup
+    (``check_name``), whatever address they would resolve to: ``allow_cidrs`` cannot let them
+    through (it lists addresses, and a name is not one). ``allow_private`` does lift that rule:
+    it turns the whole policy off, 169.254.169.254 itself included, so refusing the names alone
+    would protect nothing.
     """
 
     def __init__(self, allow_private: bool = False, allow_cidrs: Iterable[IPNetwork] = ()) -> None:
@@ -535,6 +572,20 @@ class AddressPolicy:
             return "reserved/special-purpose address"
         return None
 
+    def check_name(self, host: str) -> None:
+        """Raise BlockedAddress when host is a cloud metadata name; no lookup is involved."""
+        if self.allow_private:
+            return
+        listed = metadata_name(host)
+        if listed is None:
+            return
+        shown = _shorten(host.rstrip(".").lower())
+        which = "" if shown == listed else f" (it is under {listed})"
+        raise BlockedAddress(
+            f"refusing to connect to {shown}: it is a cloud metadata endpoint name{which}, refused "
+            "without looking it up. Only MCP_WEB_ALLOW_PRIVATE=true allows it."
+        )
+
     def check(self, address: IPAddress, host: str | None = None) -> None:
         """Raise BlockedAddress (naming host, address, rule and the way out) when refused."""
         rule = self.refusal(address)
@@ -588,9 +639,12 @@ async def vet_host(host: str, port: int, resolver: Resolver, policy: AddressPoli
     """Resolve host once and vet every answer; all must pass, or BlockedAddress is raised.
 
     Refusing when any answer is refused (rather than skipping that answer) closes the trick of
-    publishing one public and one private record and hoping the private one gets used.
+    publishing one public and one private record and hoping the private one gets used. Cloud
+    metadata names are refused before the resolver is asked.
     """
     literal = literal_ip(host)
+    if literal is None:
+        policy.check_name(host)
     addresses = [literal] if literal is not None else await resolver.resolve(host, port)
     if not addresses:
         raise HTTPStatusError(f"could not resolve host {host}: no addresses found.")

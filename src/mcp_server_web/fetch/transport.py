@@ -3,7 +3,8 @@
 DNS pinning: ``PinnedBackend`` sits under httpcore's connection pool. When the pool opens a
 connection it resolves the host once, vets every answer, and connects to the vetted address
 itself, so a DNS answer that changes between "check" and "connect" (DNS rebinding) cannot steer
-the socket.
+the socket. Through an outbound proxy the same holds: the proxy is handed the vetted address,
+not the name (``GuardedTransport`` and pinned_proxy.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import httpx
 from mcp_server_web.config import ConfigError
 from mcp_server_web.errors import WebToolError
 from mcp_server_web.fetch.guard import AddressPolicy, Resolver, resolve_redirect, vet_host
+from mcp_server_web.fetch.pinned_proxy import PINNED_ADDRESS, PinnedProxyPool
 from mcp_server_web.fetch.proxy import ProxyRoutes
 
 
@@ -95,6 +97,7 @@ class _BackendTransport(httpx.AsyncHTTPTransport):
         ssl_context: ssl.SSLContext,
         limits: httpx.Limits,
         proxy: httpx.Proxy | None = None,
+        pinned: bool = True,
     ) -> None:
         super().__init__(verify=ssl_context, limits=limits, trust_env=False)
         pool: httpcore.AsyncConnectionPool
@@ -109,7 +112,8 @@ class _BackendTransport(httpx.AsyncHTTPTransport):
                 network_backend=backend,
             )
         else:
-            pool = httpcore.AsyncHTTPProxy(
+            pool = PinnedProxyPool(
+                pinned=pinned,
                 proxy_url=httpcore.URL(
                     scheme=proxy.url.raw_scheme,
                     host=proxy.url.raw_host,
@@ -123,8 +127,6 @@ class _BackendTransport(httpx.AsyncHTTPTransport):
                 max_connections=limits.max_connections,
                 max_keepalive_connections=limits.max_keepalive_connections,
                 keepalive_expiry=limits.keepalive_expiry,
-                http1=True,
-                http2=False,
                 network_backend=backend,
             )
         self._pool = pool
@@ -134,11 +136,22 @@ class GuardedTransport(httpx.AsyncBaseTransport):
     """Routes each request: straight out over pinned connections, or through a proxy.
 
     Through a proxy the socket goes to the proxy, which the operator configured, so the proxy's
-    address is not vetted. The proxy resolves the target itself; we resolve it too, beforehand,
-    and refuse the request if any answer is refused. That is best effort: the proxy's resolver
-    may answer differently (no pinning is possible through a proxy). When
-    MCP_WEB_ALLOW_PRIVATE=true the pre-resolution is skipped, which also suits setups where only
-    the proxy can resolve outside names.
+    address is not vetted. The target is pinned through the proxy instead: we resolve its name
+    once, refuse the request if any answer is refused, and hand the proxy the first vetted
+    ADDRESS, never the name (pinned_proxy.py): ``GET http://IP:port/path`` with ``Host: name``
+    for http://, ``CONNECT IP:port`` then TLS with the name as SNI and certificate name for
+    https://. The proxy therefore never resolves the name itself, so a name that answers
+    differently to a second lookup (DNS rebinding) cannot steer it. Unlike direct connections,
+    the other vetted addresses are not tried when the first fails. Every redirect hop is a new
+    request through here, so it is vetted and pinned again. NO_PROXY destinations go direct.
+
+    Caveat: a proxy that follows RFC 9112 section 3.2.2 to the letter rebuilds the Host header
+    from the request line, so a name-based virtual host on plain http:// may see the address as
+    its Host; https:// is unaffected (Host travels inside the tunnel).
+
+    When MCP_WEB_ALLOW_PRIVATE=true nothing is vetted, so nothing is resolved beforehand: the
+    proxy is handed the name and resolves it. That also suits setups where only the proxy can
+    resolve outside names.
     """
 
     def __init__(
@@ -166,7 +179,9 @@ class GuardedTransport(httpx.AsyncBaseTransport):
                 raise ConfigError(
                     f"only http:// and https:// proxies are supported, not {proxy.url.scheme}://."
                 )
-            self._proxied[proxy_url] = _BackendTransport(backend, ssl_context, limits, proxy)
+            self._proxied[proxy_url] = _BackendTransport(
+                backend, ssl_context, limits, proxy, pinned=not policy.allow_private
+            )
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         response = await self._route(request)
@@ -180,7 +195,9 @@ class GuardedTransport(httpx.AsyncBaseTransport):
             return await self._direct.handle_async_request(request)
         if not self._policy.allow_private:
             port = request.url.port or (443 if request.url.scheme == "https" else 80)
-            await vet_host(request.url.raw_host.decode("ascii"), port, self._resolver, self._policy)
+            host = request.url.raw_host.decode("ascii")
+            addresses = await vet_host(host, port, self._resolver, self._policy)
+            request.extensions = {**request.extensions, PINNED_ADDRESS: str(addresses[0])}
         return await self._proxied[proxy_url].handle_async_request(request)
 
     async def aclose(self) -> None:
