@@ -29,7 +29,9 @@ def version_html(version: int) -> str:
     for s in range(20 + 5 * version):
         parts.append(f"<h2>Section {s}</h2>")
         parts.extend(
-            f"<p>Version {version} section {s} paragraph {p}. " + "The river cuts its valley slowly. " * 6 + "</p>"
+            f"<p>Version {version} section {s} paragraph {p}. "
+            + "The river cuts its valley slowly. " * 6
+            + "</p>"
             for p in range(3)
         )
     return (
@@ -91,7 +93,9 @@ async def test_pages_of_a_snapshot_survive_a_refresh(origin: Origin) -> None:
         # The first reader walks on with its snapshot: every page is of version 1.
         texts, start, seen_totals = [first], data["next_start_index"], {total}
         while start is not None:
-            text, later = await call(client, url=page.url, start_index=start, max_length=PAGE, snapshot=snapshot)
+            text, later = await call(
+                client, url=page.url, start_index=start, max_length=PAGE, snapshot=snapshot
+            )
             assert later["snapshot"] == snapshot and later["cached"] is True
             assert later["fetched_at"] == data["fetched_at"]
             seen_totals.add(later["total_length"])
@@ -142,7 +146,11 @@ async def test_a_snapshot_is_only_served_for_its_own_request(origin: Origin) -> 
         _, data = await call(client, url=page.url, max_length=PAGE)
         await call(client, url=other.url, max_length=PAGE)
         # Another URL, or the same URL in another format, is another document: never this one.
-        for arguments in ({"url": other.url}, {"url": page.url, "format": "text"}, {"url": page.url, "main_content": False}):
+        for arguments in (
+            {"url": other.url},
+            {"url": page.url, "format": "text"},
+            {"url": page.url, "main_content": False},
+        ):
             result = await client.call_tool("web_fetch", {**arguments, "snapshot": data["snapshot"]})
             assert error_code(result) == "snapshot_expired", arguments
         # A well-formed id the server never issued.
@@ -159,7 +167,9 @@ async def test_snapshot_argument_is_validated(origin: Origin) -> None:
             assert error_code(result) == "invalid_argument", bad
             assert "snapshot" in text_of(result)
         # A refresh downloads a new version, so it cannot also ask for an old one.
-        result = await client.call_tool("web_fetch", {"url": page.url, "snapshot": data["snapshot"], "refresh": True})
+        result = await client.call_tool(
+            "web_fetch", {"url": page.url, "snapshot": data["snapshot"], "refresh": True}
+        )
         assert error_code(result) == "invalid_argument"
         assert "refresh" in text_of(result) and "snapshot" in text_of(result)
         # Case does not matter; an empty string means no snapshot.
