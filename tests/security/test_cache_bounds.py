@@ -108,6 +108,25 @@ async def test_document_cache_counts_response_headers(origin: Origin) -> None:
     assert entries * 30_000 <= held + 30_000, f"{entries} entries counted as only {held} bytes"
 
 
+async def test_document_cache_counts_long_urls(origin: Origin) -> None:
+    # A URL may be 4,096 characters; a key, its document and its response each hold copies.
+    origin.route("/page", lambda ctx: ctx.send(Reply(200, PAGE_HTML)))
+    chosen = settings(respect_robots=False)
+    padding = "q" * 4000
+    async with Fetcher(chosen) as fetcher:
+        service = FetchService(chosen, fetcher)
+        assert await fetch_all(service, [origin.url(f"/page?warm={n}&{padding}") for n in range(20)]) == []
+        before = resident_bytes()
+        failures = await fetch_all(service, [origin.url(f"/page?n={n}&{padding}") for n in range(1000)])
+        after = resident_bytes()
+        held, entries = service.cache.current_bytes, len(service.cache)
+    assert failures == []
+    growth = after - before
+    print(f"long URLs: growth {growth / MB:.1f} MB, cache says {held / MB:.2f} MB in {entries} entries")
+    assert growth <= 4 * chosen.cache_max_bytes, f"RSS grew {growth / MB:.1f} MB"
+    assert held <= chosen.cache_max_bytes and entries * 4000 <= held
+
+
 # --------------------------------------------------------------------------------------------
 # Point 5: the robots.txt cache is bounded by bytes, whatever the files hold.
 # --------------------------------------------------------------------------------------------

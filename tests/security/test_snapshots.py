@@ -139,6 +139,28 @@ async def test_an_evicted_snapshot_says_start_again(origin: Origin) -> None:
         assert again["snapshot"] != snapshot and "Version 2 " in text
 
 
+async def test_an_unchanged_page_reads_on_even_when_its_snapshot_cannot_be_cached(origin: Origin) -> None:
+    # The cache (20 KB) is smaller than the document: nothing is kept, every page is converted
+    # again, and since the id is derived from the content, the same text keeps the same id.
+    html = version_html(3)
+    url = origin.serve("/steady", html)
+    async with Client(build_server(make_settings(cache_max_mb=0.02))) as client:
+        text, data = await call(client, url=url, max_length=PAGE)
+        assert data["total_length"] > 20 * 1024
+        texts, start = [text], data["next_start_index"]
+        while start is not None:
+            text, later = await call(
+                client, url=url, start_index=start, max_length=PAGE, snapshot=data["snapshot"]
+            )
+            assert later["snapshot"] == data["snapshot"] and later["total_length"] == data["total_length"]
+            assert later["cached"] is False
+            texts.append(text)
+            start = later["next_start_index"]
+            assert len(texts) < 100
+    assert len("".join(texts)) == data["total_length"]
+    assert origin.hits("/steady") == len(texts)
+
+
 async def test_a_snapshot_is_only_served_for_its_own_request(origin: Origin) -> None:
     page = ChangingPage(origin)
     other = ChangingPage(origin, "/other")

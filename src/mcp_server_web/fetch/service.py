@@ -110,21 +110,25 @@ class FetchService:
                 "asks for an earlier one: pass one or the other."
             )
         canonical = str(parse_url(url))
-        if snapshot is not None:
-            document, cached = self._snapshot(canonical, output_format, main_content, snapshot), True
+        held = (
+            None
+            if snapshot is None
+            else self._cache.get(_snapshot_key(canonical, output_format, main_content, snapshot))
+        )
+        if held is not None:
+            document, cached = held, True
         else:
             document, cached = await self._document(canonical, output_format, main_content, refresh, progress)
-        return FetchedPage(document, slice_page(document.text, start_index, max_length), cached)
-
-    def _snapshot(self, url: str, output_format: OutputFormat, main_content: bool, snapshot: str) -> Document:
-        document = self._cache.get(_snapshot_key(url, output_format, main_content, snapshot))
-        if document is None:
+        if snapshot is not None and document.snapshot != snapshot:
+            # The id is derived from the content: the current version is that snapshot only when
+            # its text is the same, so a page that did not change is read on seamlessly.
             raise SnapshotExpired(
-                f"snapshot {snapshot} of {url} is no longer held (it expired, was evicted, or was taken "
-                "with another url, format or main_content); call web_fetch again with start_index=0 and "
-                "without snapshot to read the current version from the start."
+                f"snapshot {snapshot} of {canonical} is no longer available (its cached copy expired or "
+                "was evicted and the page has changed since, or it was taken with another url, format or "
+                "main_content); call web_fetch again with start_index=0 and without snapshot to read the "
+                "current version from the start."
             )
-        return document
+        return FetchedPage(document, slice_page(document.text, start_index, max_length), cached)
 
     async def _document(
         self,

@@ -21,7 +21,7 @@ Long documents come in pages. Each answer holds at most max_length characters of
 {FETCH_MAX_LENGTH_DEFAULT}, up to {FETCH_MAX_LENGTH_LIMIT}); when more remains, the text ends with a line \
 giving the exact start_index and snapshot to pass next. The whole document is cached after the first \
 call, so following pages are instant. Passing snapshot keeps every page from the same version of the \
-document, even if the page changes or is re-downloaded meanwhile; if that version is no longer cached \
+document, even if the page changes or is re-downloaded meanwhile; if that version is no longer available \
 the call fails with snapshot_expired, and you should start again at start_index=0 without snapshot. \
 Use refresh=true (without snapshot) for a fresh download.
 
