@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import anyio
 from protego import Protego
@@ -89,12 +89,12 @@ def _path_of(url: str) -> str:
 def _matching_disallow(disallows: str, path: str) -> str | None:
     """The longest Disallow value that matches path (RFC 9309 wildcards): shown as the reason.
 
-    protego decides; this only finds a line to quote, so it skips protego's percent-encoding
-    of both sides: a rule written in another encoding than the path is simply not quoted.
+    protego decides; this only finds a line to quote, comparing both sides percent-decoded.
     """
     best: str | None = None
+    decoded_path = unquote(path)
     for pattern in disallows.splitlines():
-        if (best is None or len(pattern) > len(best)) and _pattern_matches(pattern, path):
+        if (best is None or len(pattern) > len(best)) and _pattern_matches(unquote(pattern), decoded_path):
             best = pattern
     return None if best is None else f"Disallow: {best}"
 
