@@ -25,8 +25,10 @@ from protego import Protego
 
 from mcp_server_web.config import Settings
 from mcp_server_web.errors import RobotsDisallowed
+from mcp_server_web.fetch.cache import ByteBoundedTTLCache
 from mcp_server_web.fetch.client import Fetcher
 from mcp_server_web.fetch.service import FetchService
+from mcp_server_web.fetch.types import Document, FetchResponse
 from tests.support.origin import Origin, Reply
 
 MB = 1024 * 1024
@@ -125,6 +127,23 @@ async def test_document_cache_counts_long_urls(origin: Origin) -> None:
     print(f"long URLs: growth {growth / MB:.1f} MB, cache says {held / MB:.2f} MB in {entries} entries")
     assert growth <= 4 * chosen.cache_max_bytes, f"RSS grew {growth / MB:.1f} MB"
     assert held <= chosen.cache_max_bytes and entries * 4000 <= held
+
+
+def test_an_entry_counts_its_key_headers_and_strings_once() -> None:
+    url = "http://127.0.0.1/" + "u" * 4000
+    headers = {f"x-padding-{i}": f"{i:04d}" + "h" * 1996 for i in range(45)}  # distinct strings
+    response = FetchResponse(url, url, 200, headers, "text/html", "utf-8", b"<p>hi</p>")
+    cache = ByteBoundedTTLCache(max_bytes=10 * MB, ttl=60)
+    assert cache.put(("response", url), response)
+    # The URL object is shared by the key and both URL fields: counted once; headers in full.
+    assert 45 * 2000 + 4000 < cache.current_bytes < 45 * 2000 + 3 * 4000 + 20_000
+    assert not ByteBoundedTTLCache(max_bytes=50_000, ttl=60).put(("response", url), response)
+    text = "\U0001f600" + "t" * 100_000  # one astral character: 4 bytes a character
+    document = Document(
+        url, url, 200, "text/html", "T" * 1000, "markdown", True, text, warnings=("w" * 1000,)
+    )
+    cache.put(("snapshot", url), document)
+    assert cache.current_bytes > 45 * 2000 + 4 * 100_000 + 2000
 
 
 # --------------------------------------------------------------------------------------------

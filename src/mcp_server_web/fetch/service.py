@@ -49,7 +49,7 @@ _DOWNLOAD_SHARE = 0.8
 # A PDF gets at most this share of the fetch time limit for its text extraction.
 _PDF_TIME_SHARE = 0.5
 # MCP_WEB_CACHE_MAX_MB bounds all the fetch path caches together: robots.txt rules get this
-# fraction of it, responses and documents the rest.
+# fraction of it (when robots.txt is obeyed), responses and documents the rest.
 ROBOTS_CACHE_SHARE = 1 / 8
 
 
@@ -70,7 +70,7 @@ class FetchService:
     def __init__(self, settings: Settings, fetcher: Fetcher) -> None:
         self._settings = settings
         self._fetcher = fetcher
-        robots_bytes = int(settings.cache_max_bytes * ROBOTS_CACHE_SHARE)
+        robots_bytes = int(settings.cache_max_bytes * ROBOTS_CACHE_SHARE) if settings.respect_robots else 0
         self._robots = (
             RobotsPolicy(fetcher, timeout=min(ROBOTS_TIMEOUT, settings.timeout), max_bytes=robots_bytes)
             if settings.respect_robots
