@@ -75,7 +75,7 @@ class Document:
     """Names this version of the document (SNAPSHOT_LENGTH hex digits, derived from its content):
     the pages a caller reads with one snapshot id all come from this one text."""
     fetched_at: str = ""
-    """When the text was downloaded, ISO 8601 in UTC (e.g. 2026-11-24T07:30:00Z)."""
+    """When this version was converted (from a download at most MCP_WEB_CACHE_TTL older), ISO 8601 UTC."""
 
     @property
     def total_length(self) -> int:

@@ -109,7 +109,7 @@ class WebFetchOutput(BaseModel):
     snapshot: str = Field(
         description="Id of the version of the document this page was cut from; pass it back with start_index."
     )
-    fetched_at: str = Field(description="When that version was downloaded, ISO 8601 in UTC.")
+    fetched_at: str = Field(description="When that version was fetched and converted, ISO 8601 in UTC.")
     warnings: list[str] = Field(default_factory=list, description="Notes about the conversion, if any.")
 
 
