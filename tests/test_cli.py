@@ -102,7 +102,10 @@ def test_fetch_one_page_with_max_length(origin: Origin) -> None:
     url = origin.serve("/long", long_markdown_html(sections=10))
     out = run_cli("fetch", url, "--max-length", "600", "--format", "text", "--allow-cidrs", "127.0.0.1/32")
     assert out.returncode == 0, out.stderr
-    continuation = re.search(r"Call web_fetch again with start_index=(\d+) to continue\.\]\n$", out.stdout)
+    continuation = re.search(
+        r"Call web_fetch again with start_index=(\d+) and snapshot=[0-9a-f]{12} to continue\.\]\n$",
+        out.stdout,
+    )
     assert continuation is not None, out.stdout[-300:]
     assert int(continuation.group(1)) <= 600
     assert "#" not in out.stdout  # plain text, not Markdown headings

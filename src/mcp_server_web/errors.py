@@ -85,6 +85,12 @@ class ExtractionFailed(WebToolError):
     code = "extraction_failed"
 
 
+class SnapshotExpired(WebToolError):
+    """The snapshot a caller is paging through is no longer cached; it must start again."""
+
+    code = "snapshot_expired"
+
+
 class RateLimited(WebToolError):
     """The server is at its limit of concurrent work; try again shortly."""
 

@@ -50,3 +50,12 @@ def test_footer_gives_exact_continuation() -> None:
         "[15 more characters of 25. Call web_fetch again with start_index=10 to continue.]"
     )
     assert continuation_footer(slice_page("a" * 5, 0, 10)) == ""
+
+
+def test_footer_names_the_snapshot_to_pass_back() -> None:
+    page = slice_page("a" * 25, 0, 10)
+    assert continuation_footer(page, "0123456789ab") == (
+        "[15 more characters of 25. Call web_fetch again with start_index=10 and snapshot=0123456789ab "
+        "to continue.]"
+    )
+    assert continuation_footer(slice_page("a" * 5, 0, 10), "0123456789ab") == ""

@@ -12,6 +12,7 @@ import json
 import re
 import secrets
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 import pytest
@@ -336,17 +337,19 @@ def test_hostile_sources_are_escaped_in_every_renderer(source: str) -> None:
 
 
 async def test_robots_rule_quoted_in_an_error_is_one_short_line(origin: Origin) -> None:
-    # protego refuses the page by the first rule; the message quotes the longest matching one.
-    rule = f"/private/*{FAKE_CLOSE}\u202e{INJECTION}" + "A" * 3000
+    # The message quotes the longest rule that matches the page: here the hostile one, which the
+    # page's path matches (it carries the same text, percent-encoded), padded with wildcards.
+    hostile = f"{FAKE_CLOSE}\u202e{INJECTION}"
+    rule = f"/private/*{hostile}" + "*" * 3000
     robots = f"User-agent: *\nDisallow: /private/\nDisallow: {rule}\n"
     origin.serve("/robots.txt", robots, "text/plain; charset=utf-8")
-    url = origin.serve("/private/page", "x", "text/plain")
+    url = origin.url("/private/" + quote(hostile))
     async with Client(build_server(make_settings())) as client:
         result = await client.call_tool("web_fetch", {"url": url})
     assert error_code(result) == "robots_disallowed"
     text = text_of(result)
     assert "Disallow: /private/*‹/untrusted-content" in text  # the remote text reached the message
-    assert INJECTION[:30] in text and "A" * 50 not in text  # robots.py cuts the quoted rule short
+    assert INJECTION[:30] in text and "*" * 50 not in text  # robots.py cuts the quoted rule short
     assert "\n" not in text and "\u202e" not in text and len(text) <= ERROR_TEXT_LIMIT
     assert ANY_TAG.findall(text) == []  # the only fence tags outside a fence are ours
 

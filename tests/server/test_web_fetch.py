@@ -234,7 +234,8 @@ async def test_pagination_invariants(client: Client, origin: Origin) -> None:
             remaining = data["total_length"] - data["next_start_index"]
             footer = (
                 f"[{remaining} more characters of {data['total_length']}. "
-                f"Call web_fetch again with start_index={data['next_start_index']} to continue.]"
+                f"Call web_fetch again with start_index={data['next_start_index']} "
+                f"and snapshot={data['snapshot']} to continue.]"
             )
             # The continuation line is ours: after the fence, never inside it.
             assert page.after == "\n\n" + footer

@@ -126,18 +126,23 @@ async def _fetch(settings: Settings, namespace: argparse.Namespace, out: TextIO)
 async def fetch_whole(client: Client, arguments: dict[str, Any], *, start_index: int = 0) -> str:
     """The whole document from start_index on: every page, continuation lines left out.
 
-    Pages are consecutive slices of one cached document, so a page's own text is what the tool
-    fenced as untrusted content; the rest is the continuation line meant for a model. A person
-    reading the document in a terminal gets it without the fence tags.
+    Pages are consecutive slices of one cached snapshot (each call after the first names it), so
+    a page's own text is what the tool fenced as untrusted content; the rest is the continuation
+    line meant for a model. A person reading the document in a terminal gets it without the fence
+    tags.
     """
     parts: list[str] = []
     start = start_index
+    snapshot: dict[str, Any] = {}
     while True:
         result = await _call(
-            client, "web_fetch", {**arguments, "start_index": start, "max_length": FETCH_MAX_LENGTH_LIMIT}
+            client,
+            "web_fetch",
+            {**arguments, **snapshot, "start_index": start, "max_length": FETCH_MAX_LENGTH_LIMIT},
         )
         text = text_of(result)
         structured = result.structured_content or {}
+        snapshot = {"snapshot": structured["snapshot"]} if structured.get("snapshot") else {}
         following = structured.get("next_start_index")
         if not isinstance(following, int) or following <= start:
             # The last page (or no way forward): no continuation line, and its notes are kept.

@@ -60,8 +60,12 @@ def _clean_cut(document: str, start: int, end: int) -> int:
     return end
 
 
-def continuation_footer(page: Page) -> str:
-    """The one line appended to a page's text that tells the model how to read on."""
+def continuation_footer(page: Page, snapshot: str | None = None) -> str:
+    """The one line appended to a page's text that tells the model how to read on.
+
+    snapshot names the version of the document the page was cut from: passed back with the next
+    start_index, it keeps the pages of one reading from one version.
+    """
     if page.start_index >= page.total_length and page.total_length > 0:
         return (
             f"[start_index {page.start_index} is past the end of this document "
@@ -69,7 +73,8 @@ def continuation_footer(page: Page) -> str:
         )
     if page.next_start_index is None:
         return ""
+    snapshot_argument = f" and snapshot={snapshot}" if snapshot else ""
     return (
         f"[{page.remaining} more characters of {page.total_length}. "
-        f"Call web_fetch again with start_index={page.next_start_index} to continue.]"
+        f"Call web_fetch again with start_index={page.next_start_index}{snapshot_argument} to continue.]"
     )

@@ -8,16 +8,22 @@ not be fetched either, and "robots.txt disallows it" would point the user the wr
 
 robots.txt is read inside the time limit of the fetch that needs it, and gives up a little before
 that limit runs out, so a robots.txt that never answers is reported as exactly that.
+
+The cache of parsed files is bounded by bytes, measured: protego keeps a few hundred bytes of
+objects per rule (half a megabyte of wildcard rules is ~40 MB parsed), and the decoded text is not
+kept at all (one astral character makes CPython store all of it at 4 bytes a character), only
+the Disallow values, as UTF-8, to quote the rule that refused a URL. A file whose parsed rules
+are larger than the whole cache is obeyed but not kept: it is read again when next needed.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import anyio
-from cachetools import TTLCache
 from protego import Protego
 
 from mcp_server_web.config import ROBOTS_TOKEN
@@ -28,7 +34,7 @@ from mcp_server_web.errors import (
     InvalidURL,
     RobotsDisallowed,
 )
-from mcp_server_web.fetch.cache import SingleFlight
+from mcp_server_web.fetch.cache import ByteBoundedTTLCache, SingleFlight, entry_size
 from mcp_server_web.fetch.client import Fetcher
 
 logger = logging.getLogger(__name__)
@@ -38,7 +44,8 @@ ROBOTS_MAX_BYTES = 500 * 1024
 _QUOTED_RULE_MAX = 100
 ROBOTS_TIMEOUT = 10.0
 ROBOTS_TTL = 3600.0
-ROBOTS_MAX_ORIGINS = 2048
+ROBOTS_CACHE_BYTES = 16 * 1024 * 1024
+"""Default byte bound of the cache of parsed robots.txt files (FetchService passes its own share)."""
 # Share of the time left to the calling fetch that robots.txt may use: the rest is headroom for
 # the robots.txt timeout to fire first, with its own message.
 _SHARE_OF_TIME_LEFT = 0.95
@@ -52,7 +59,8 @@ class RobotsRules:
 
     robots_url: str
     parser: Protego | None = None
-    text: str = ""
+    disallows: bytes = b""
+    """The file's Disallow values, one a line, UTF-8: only to quote the rule that refused a URL."""
     unavailable_reason: str | None = None
     """Set when the file could not be read (5xx, timeout, no connection): everything is disallowed."""
 
@@ -66,7 +74,7 @@ class RobotsRules:
         if self.parser is None or self.parser.can_fetch(url, token):
             return None
         path = _path_of(url)
-        rule = _matching_disallow(self.text, path)
+        rule = _matching_disallow(self.disallows.decode("utf-8", errors="replace"), path)
         if rule and len(rule) > _QUOTED_RULE_MAX:
             rule = rule[:_QUOTED_RULE_MAX] + "…"  # the site writes it: enough to recognise it
         matched = f" (rule '{rule}')" if rule else ""
@@ -78,23 +86,54 @@ def _path_of(url: str) -> str:
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
-def _matching_disallow(text: str, path: str) -> str | None:
-    """The longest Disallow line whose literal prefix matches path: shown to the user as the reason.
+def _matching_disallow(disallows: str, path: str) -> str | None:
+    """The longest Disallow value that matches path (RFC 9309 wildcards): shown as the reason.
 
-    protego decides; this only finds a line to quote, so a wildcard rule is matched by the
-    part before its first wildcard.
+    protego decides; this only finds a line to quote, comparing both sides percent-decoded.
     """
     best: str | None = None
-    best_length = -1
+    decoded_path = unquote(path)
+    for pattern in disallows.splitlines():
+        if (best is None or len(pattern) > len(best)) and _pattern_matches(unquote(pattern), decoded_path):
+            best = pattern
+    return None if best is None else f"Disallow: {best}"
+
+
+def _pattern_matches(pattern: str, path: str) -> bool:
+    anchored = pattern.endswith("$")
+    pieces = (pattern[:-1] if anchored else pattern).split("*")
+    if not path.startswith(pieces[0]):
+        return False
+    if len(pieces) == 1:
+        return path == pieces[0] if anchored else True
+    position = len(pieces[0])
+    for piece in pieces[1:-1]:
+        found = path.find(piece, position)
+        if found == -1:
+            return False
+        position = found + len(piece)
+    last = pieces[-1]
+    if anchored:
+        return len(path) - len(last) >= position and path.endswith(last)
+    return path.find(last, position) != -1
+
+
+def _disallow_values(text: str) -> bytes:
+    values: dict[str, None] = {}
     for line in text.splitlines():
         field, _, value = line.split("#", 1)[0].partition(":")
-        if field.strip().lower() != "disallow":
-            continue
-        pattern = value.strip()
-        literal = pattern.split("*", 1)[0].rstrip("$")
-        if pattern and path.startswith(literal) and len(pattern) > best_length:
-            best, best_length = f"Disallow: {pattern}", len(pattern)
-    return best
+        if field.strip().lower() == "disallow" and (pattern := value.strip()):
+            values[pattern] = None
+    return "\n".join(values).encode("utf-8")
+
+
+def _parsed(robots_url: str, text: str, token: str) -> tuple[RobotsRules, int]:
+    """The rules of a downloaded robots.txt and the bytes they keep alive (CPU-bound: off the loop)."""
+    parser = Protego.parse(text)
+    # protego builds its index for our token on the first query: built here, it is measured too.
+    parser.can_fetch(robots_url.removesuffix("robots.txt"), token)
+    rules = RobotsRules(robots_url, parser=parser, disallows=_disallow_values(text))
+    return rules, entry_size(robots_url, rules)
 
 
 def robots_url_for(url: str) -> str:
@@ -111,12 +150,17 @@ class RobotsPolicy:
         token: str = ROBOTS_TOKEN,
         ttl: float = ROBOTS_TTL,
         timeout: float = ROBOTS_TIMEOUT,
+        max_bytes: int = ROBOTS_CACHE_BYTES,
     ) -> None:
         self._fetcher = fetcher
         self._timeout = timeout
         self._token = token
-        self._rules: TTLCache[str, RobotsRules] = TTLCache(maxsize=ROBOTS_MAX_ORIGINS, ttl=ttl)
+        self._rules = ByteBoundedTTLCache(max_bytes, ttl)
         self._flights: SingleFlight[RobotsRules] = SingleFlight()
+
+    @property
+    def cache(self) -> ByteBoundedTTLCache:
+        return self._rules
 
     async def check(self, url: str) -> None:
         """Raise RobotsDisallowed when robots.txt forbids url; return quietly when it allows it."""
@@ -129,15 +173,16 @@ class RobotsPolicy:
             raise RobotsDisallowed(reason)
 
     async def _load(self, robots_url: str) -> RobotsRules:
-        rules = await self._download(robots_url)
-        self._rules[robots_url] = rules
+        rules, size = await self._download(robots_url)
+        self._rules.put(robots_url, rules, size)
         return rules
 
     def _time_allowed(self) -> float:
         left = anyio.current_effective_deadline() - anyio.current_time()
         return max(_MIN_TIMEOUT, min(self._timeout, left * _SHARE_OF_TIME_LEFT))
 
-    async def _download(self, robots_url: str) -> RobotsRules:
+    async def _download(self, robots_url: str) -> tuple[RobotsRules, int | None]:
+        """The rules, and their size in the cache when already measured."""
         timeout = self._time_allowed()
         try:
             response = await self._fetcher.fetch(
@@ -161,18 +206,23 @@ class RobotsPolicy:
             if isinstance(exc, HTTPStatusError) and exc.status is None:
                 # The host cannot be reached at all: that, not robots.txt, is the user's problem.
                 raise
-            return RobotsRules(robots_url, unavailable_reason=exc.message)
+            return RobotsRules(robots_url, unavailable_reason=exc.message), None
         if response.status >= 500:
-            return RobotsRules(robots_url, unavailable_reason=f"the server answered {response.status}")
+            return RobotsRules(robots_url, unavailable_reason=f"the server answered {response.status}"), None
         if response.status >= 400:
             # RFC 9309 2.3.1.3: "unavailable" (4xx) means no restrictions.
-            return RobotsRules(robots_url)
+            return RobotsRules(robots_url), None
         if response.status >= 300:
             reason = f"it answered {response.status} without a usable redirect"
-            return RobotsRules(robots_url, unavailable_reason=reason)
+            return RobotsRules(robots_url, unavailable_reason=reason), None
         text = response.body.decode("utf-8", errors="replace")
         logger.debug("robots.txt %s: %d bytes", robots_url, len(response.body))
-        # Half a megabyte of wildcard rules takes protego ~0.4 s: off the event loop, which serves
-        # every other call meanwhile.
-        parser = await anyio.to_thread.run_sync(Protego.parse, text)
-        return RobotsRules(robots_url, parser=parser, text=text)
+        # Half a megabyte of wildcard rules takes protego ~0.4 s (and measuring them a little
+        # more): off the event loop, which serves every other call meanwhile.
+        # Text and rules cross in a box that is emptied on both sides: an idle anyio worker thread
+        # keeps its last call's function, arguments and result alive until its next call (up to
+        # 10 s), and tens of MB of parsed rules must not outlive the cache's decision to drop them.
+        box: list[Any] = [text]
+        await anyio.to_thread.run_sync(lambda: box.append(_parsed(robots_url, box.pop(), self._token)))
+        rules: tuple[RobotsRules, int] = box.pop()
+        return rules

@@ -3,27 +3,40 @@
 The first call for a URL downloads it (robots.txt and the address policy permitting), converts it
 in a worker process (see workers.py) and caches the whole document; every later page is sliced
 from that copy, so page 2 is consistent with page 1 and costs no second download.
+
+Each converted document is one snapshot, cached under an id derived from its content. The URL's
+entry only points to its current snapshot, so a refresh (or the TTL) moves that pointer while a
+reader that passes the id of the snapshot it started with keeps reading the same text, or is
+told it expired: pages of two versions are never stitched together.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
 from http import HTTPStatus
 
 import anyio
 
 from mcp_server_web.config import Settings
-from mcp_server_web.errors import ChallengePage, ExtractionFailed, HTTPStatusError
+from mcp_server_web.errors import (
+    ChallengePage,
+    ExtractionFailed,
+    HTTPStatusError,
+    InvalidArgument,
+    SnapshotExpired,
+)
 from mcp_server_web.fetch.cache import ByteBoundedTTLCache, SingleFlight
 from mcp_server_web.fetch.challenge import detect_challenge
 from mcp_server_web.fetch.client import Fetcher
 from mcp_server_web.fetch.guard import parse_url
 from mcp_server_web.fetch.pages import Page, slice_page
 from mcp_server_web.fetch.robots import ROBOTS_TIMEOUT, RobotsPolicy
-from mcp_server_web.fetch.types import Converted, Document, FetchResponse, OutputFormat
+from mcp_server_web.fetch.types import SNAPSHOT_LENGTH, Converted, Document, FetchResponse, OutputFormat
 from mcp_server_web.fetch.workers import CONVERT, ConversionPool
 
 logger = logging.getLogger(__name__)
@@ -35,6 +48,9 @@ ProgressReporter = Callable[[float, str], Awaitable[None]]
 _DOWNLOAD_SHARE = 0.8
 # A PDF gets at most this share of the fetch time limit for its text extraction.
 _PDF_TIME_SHARE = 0.5
+# MCP_WEB_CACHE_MAX_MB bounds all the fetch path caches together: robots.txt rules get this
+# fraction of it (when robots.txt is obeyed), responses and documents the rest.
+ROBOTS_CACHE_SHARE = 1 / 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,18 +71,23 @@ class FetchService:
         self._settings = settings
         self._fetcher = fetcher
         self._converters = converters
+        robots_bytes = int(settings.cache_max_bytes * ROBOTS_CACHE_SHARE) if settings.respect_robots else 0
         self._robots = (
-            RobotsPolicy(fetcher, timeout=min(ROBOTS_TIMEOUT, settings.timeout))
+            RobotsPolicy(fetcher, timeout=min(ROBOTS_TIMEOUT, settings.timeout), max_bytes=robots_bytes)
             if settings.respect_robots
             else None
         )
-        self._cache = ByteBoundedTTLCache(settings.cache_max_bytes, settings.cache_ttl)
+        self._cache = ByteBoundedTTLCache(settings.cache_max_bytes - robots_bytes, settings.cache_ttl)
         self._downloads: SingleFlight[FetchResponse] = SingleFlight()
         self._conversions: SingleFlight[Document] = SingleFlight()
 
     @property
     def cache(self) -> ByteBoundedTTLCache:
         return self._cache
+
+    @property
+    def robots(self) -> RobotsPolicy | None:
+        return self._robots
 
     async def fetch_page(
         self,
@@ -77,10 +98,34 @@ class FetchService:
         start_index: int = 0,
         max_length: int = 8000,
         refresh: bool = False,
+        snapshot: str | None = None,
         progress: ProgressReporter = _no_progress,
     ) -> FetchedPage:
+        """One page of the document at url; with snapshot, of that version of it or SnapshotExpired."""
+        if snapshot is not None and refresh:
+            raise InvalidArgument(
+                "refresh=true downloads a new version, so it cannot be combined with snapshot, which "
+                "asks for an earlier one: pass one or the other."
+            )
         canonical = str(parse_url(url))
-        document, cached = await self._document(canonical, output_format, main_content, refresh, progress)
+        held = (
+            None
+            if snapshot is None
+            else self._cache.get(_snapshot_key(canonical, output_format, main_content, snapshot))
+        )
+        if held is not None:
+            document, cached = held, True
+        else:
+            document, cached = await self._document(canonical, output_format, main_content, refresh, progress)
+        if snapshot is not None and document.snapshot != snapshot:
+            # The id is derived from the content: the current version is that snapshot only when
+            # its text is the same, so a page that did not change is read on seamlessly.
+            raise SnapshotExpired(
+                f"snapshot {snapshot} of {canonical} is no longer available (its cached copy expired or "
+                "was evicted and the page has changed since, or it was taken with another url, format or "
+                "main_content); call web_fetch again with start_index=0 and without snapshot to read the "
+                "current version from the start."
+            )
         return FetchedPage(document, slice_page(document.text, start_index, max_length), cached)
 
     async def _document(
@@ -91,9 +136,11 @@ class FetchService:
         refresh: bool,
         progress: ProgressReporter,
     ) -> tuple[Document, bool]:
-        key = ("document", url, output_format, main_content)
+        key = _current_key(url, output_format, main_content)
         if not refresh:
-            cached = self._cache.get(key)
+            current = self._cache.get(key)
+            snapshot_key = _snapshot_key(url, output_format, main_content, current or "")
+            cached = None if current is None else self._cache.get(snapshot_key)
             if cached is not None:
                 return cached, True
         # A refresh must not join a normal call's flight, which may be serving the old copy.
@@ -128,6 +175,8 @@ class FetchService:
             raise ExtractionFailed(
                 f"converting {response.final_url} took longer than {self._settings.timeout:g} seconds."
             ) from None
+        # Encoding and hashing up to 10 MB of text takes tens of milliseconds: off the event loop.
+        snapshot = await anyio.to_thread.run_sync(_snapshot_id, response, converted)
         document = Document(
             url=url,
             final_url=response.final_url,
@@ -139,10 +188,25 @@ class FetchService:
             text=converted.text,
             used_fallback=converted.used_fallback,
             warnings=converted.warnings,
+            snapshot=snapshot,
+            fetched_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         )
-        self._cache.put(("document", url, output_format, main_content), document)
+        self._remember(document)
         await progress(1.0, "done")
         return document
+
+    def _remember(self, document: Document) -> None:
+        """Cache document as its snapshot and make it the URL's current one.
+
+        The document is stored once, under its snapshot; the URL's entry holds only the id, so
+        the byte count sees each text once and older snapshots stay readable until evicted.
+        """
+        url, output_format, main_content = document.url, document.format, document.main_content
+        current = _current_key(url, output_format, main_content)
+        if self._cache.put(_snapshot_key(url, output_format, main_content, document.snapshot), document):
+            self._cache.put(current, document.snapshot)
+        else:
+            self._cache.pop(current)  # too large to keep: the next call must not get an older one
 
     async def _response(self, url: str, refresh: bool, progress: ProgressReporter) -> FetchResponse:
         key = ("response", url)
@@ -177,6 +241,35 @@ class FetchService:
             )
         self._cache.put(("response", url), response)
         return response
+
+
+def _current_key(url: str, output_format: OutputFormat, main_content: bool) -> tuple[str, str, str, bool]:
+    """Where the id of the URL's current snapshot is cached."""
+    return ("current", url, output_format, main_content)
+
+
+def _snapshot_key(
+    url: str, output_format: OutputFormat, main_content: bool, snapshot: str
+) -> tuple[str, str, str, bool, str]:
+    """Where one snapshot is cached: only a request for the same URL, format and mode finds it."""
+    return ("snapshot", url, output_format, main_content, snapshot)
+
+
+def _snapshot_id(response: FetchResponse, converted: Converted) -> str:
+    """Derived from everything a page of the document shows, so equal content keeps its id."""
+    digest = hashlib.blake2b(digest_size=SNAPSHOT_LENGTH // 2)
+    for part in (
+        response.final_url,
+        str(response.status),
+        converted.content_type,
+        converted.title or "",
+        str(converted.used_fallback),
+        *converted.warnings,
+        converted.text,
+    ):
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def _reason(status: int) -> str:

@@ -9,6 +9,9 @@ from typing import Literal
 OutputFormat = Literal["markdown", "text", "html"]
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("markdown", "text", "html")
 
+SNAPSHOT_LENGTH = 12
+"""Hex digits of a document's snapshot id (48 bits: versions of one URL never collide in practice)."""
+
 # Called with (bytes received so far, expected total or None) while a body downloads.
 DownloadProgress = Callable[[int, int | None], Awaitable[None]]
 # Called with each URL about to be requested (the first one and every redirect hop),
@@ -68,6 +71,11 @@ class Document:
     text: str
     used_fallback: bool = False
     warnings: tuple[str, ...] = ()
+    snapshot: str = ""
+    """Names this version of the document (SNAPSHOT_LENGTH hex digits, derived from its content):
+    the pages a caller reads with one snapshot id all come from this one text."""
+    fetched_at: str = ""
+    """When this version was converted (from a download at most MCP_WEB_CACHE_TTL older), ISO 8601 UTC."""
 
     @property
     def total_length(self) -> int:

@@ -10,6 +10,7 @@ what we write ourselves around it (headers, notes, the continuation line) stays 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from functools import wraps
@@ -19,9 +20,9 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 
 from mcp_server_web.config import KNOWN_PROVIDERS
-from mcp_server_web.errors import InvalidURL, WebToolError
+from mcp_server_web.errors import InvalidArgument, InvalidURL, WebToolError
 from mcp_server_web.fetch.pages import continuation_footer
-from mcp_server_web.fetch.types import OUTPUT_FORMATS
+from mcp_server_web.fetch.types import OUTPUT_FORMATS, SNAPSHOT_LENGTH
 from mcp_server_web.providers.base import TIME_RANGES, TOPICS, SearchQuery
 from mcp_server_web.server.arguments import as_bool, as_choice, as_domains, as_int, as_text
 from mcp_server_web.server.boundary import fence, one_line
@@ -80,6 +81,21 @@ def reports_errors(tool: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, 
             )
 
     return run
+
+
+_SNAPSHOT = re.compile(f"[0-9a-f]{{{SNAPSHOT_LENGTH}}}")
+
+
+def as_snapshot(value: Any) -> str | None:
+    """The snapshot id a caller passed back, lower-cased; None when absent or empty."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and _SNAPSHOT.fullmatch(value.strip().lower()):
+        return value.strip().lower()
+    shown = value[:40] if isinstance(value, str) else value
+    raise InvalidArgument(
+        f"snapshot must be the {SNAPSHOT_LENGTH} hex digits a previous web_fetch answer gave, not {shown!r}."
+    )
 
 
 def services_of(ctx: Context) -> Services:
@@ -176,6 +192,7 @@ async def web_fetch(
     max_length: Any = None,
     main_content: Any = None,
     refresh: Any = None,
+    snapshot: Any = None,
     *,
     ctx: Context,
 ) -> Annotated[CallToolResult, WebFetchOutput]:
@@ -188,6 +205,7 @@ async def web_fetch(
     )
     main = as_bool(main_content, "main_content", default=True)
     fresh = as_bool(refresh, "refresh", default=False)
+    version = as_snapshot(snapshot)
 
     async def progress(fraction: float, message: str) -> None:
         await ctx.report_progress(fraction, 1.0, message)
@@ -199,6 +217,7 @@ async def web_fetch(
         start_index=start,
         max_length=length,
         refresh=fresh,
+        snapshot=version,
         progress=progress,
     )
     document, page = result.document, result.page
@@ -207,7 +226,7 @@ async def web_fetch(
         if page.start_index == 0
         else []
     )
-    footer = continuation_footer(page)
+    footer = continuation_footer(page, document.snapshot)
     # Only the slice of the document is fenced, so start_index and next_start_index still count
     # characters of the document itself; every call (cached pages too) draws its own id.
     text = "\n\n".join([fence(page.text, source=document.final_url), *notes, *([footer] if footer else [])])
@@ -223,6 +242,8 @@ async def web_fetch(
         total_length=page.total_length,
         truncated=page.truncated,
         cached=result.cached,
+        snapshot=document.snapshot,
+        fetched_at=document.fetched_at,
         warnings=list(document.warnings),
     )
     return CallToolResult(
