@@ -246,6 +246,8 @@ class Flood:
 
 
 def _closed_by_peer(sock: socket.socket) -> bool:
+    """Whether the server closed `sock` (a non-blocking socket: this must not wait)."""
+    assert sock.gettimeout() == 0.0, "a socket with a timeout would wait in recv"
     try:
         data = sock.recv(4096, socket.MSG_PEEK | socket.MSG_DONTWAIT)
     except (BlockingIOError, InterruptedError):
@@ -344,6 +346,73 @@ def test_accept_errors_are_logged_once_per_interval_and_the_server_recovers() ->
         assert len(log.encode()) < 20_000, log[-2000:]
         assert still_open == 0
         assert recovered is not None
+
+
+def _seconds_until_closed(sock: socket.socket, trickle: bytes, limit: float) -> float | None:
+    """Send `trickle` one byte per 0.25 s; seconds until the server closed the connection, or None."""
+    started = time.monotonic()
+    for index in range(int(limit / 0.25)):
+        if _closed_by_peer(sock):
+            return time.monotonic() - started
+        try:
+            sock.send(trickle[index % len(trickle) : index % len(trickle) + 1])
+        except OSError:
+            return time.monotonic() - started
+        time.sleep(0.25)
+    return None
+
+
+def test_a_trickled_request_head_is_closed_at_the_read_timeout() -> None:
+    # Bytes that keep arriving do not restart the clock: the whole head is due within the timeout.
+    with served(MCP_WEB_REQUEST_READ_TIMEOUT=str(READ_TIMEOUT_S)) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+            sock.setblocking(False)
+            closed_after = _seconds_until_closed(sock, HALF_OPEN_HEAD, READ_TIMEOUT_S + 6)
+        logger.warning("a head trickled byte by byte was closed after %s s", closed_after)
+        assert closed_after is not None
+        assert READ_TIMEOUT_S - 0.5 <= closed_after <= READ_TIMEOUT_S + 2
+
+
+def test_a_body_trickled_after_an_early_refusal_is_closed_at_the_read_timeout() -> None:
+    # The token is checked before the body is read: the 401 comes at once, and a client that then
+    # keeps trickling the body it announced must not hold the connection open forever.
+    with served(MCP_WEB_REQUEST_READ_TIMEOUT=str(READ_TIMEOUT_S)) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+            sock.sendall(
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100000\r\n\r\n{"
+            )
+            answer = sock.recv(4096)
+            assert answer.startswith(b"HTTP/1.1 401"), answer
+            sock.setblocking(False)
+            closed_after = _seconds_until_closed(sock, b'"a": 1, ', READ_TIMEOUT_S + 6)
+        logger.warning("a body trickled after a 401 was closed after %s s", closed_after)
+        assert closed_after is not None
+        assert closed_after <= READ_TIMEOUT_S + 2
+
+
+def test_the_server_wide_cap_closes_the_longest_waiting_connection_for_a_newcomer() -> None:
+    # Eight idle connections from eight addresses fill a cap of eight; a ninth client is served,
+    # and the connection that had waited longest is the one closed to make room for it.
+    with served(MCP_WEB_MAX_CONNECTIONS="8", MCP_WEB_REQUEST_READ_TIMEOUT="60") as server:
+        idle = []
+        for index in range(8):
+            sock = socket.socket()
+            sock.bind((f"127.0.0.{index + 2}", 0))
+            sock.connect(("127.0.0.1", server.port))
+            sock.sendall(HALF_OPEN_HEAD)
+            sock.setblocking(False)
+            idle.append(sock)
+            time.sleep(0.05)  # a clear order of arrival
+        try:
+            assert not any(_closed_by_peer(sock) for sock in idle)
+            assert _healthz_seconds(server.base) is not None
+            time.sleep(0.2)
+            closed = [index for index, sock in enumerate(idle) if _closed_by_peer(sock)]
+        finally:
+            for sock in idle:
+                sock.close()
+        assert closed == [0]
 
 
 # --- GET on the stateless endpoint ----------------------------------------------------------------

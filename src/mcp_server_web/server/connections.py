@@ -312,8 +312,11 @@ class FrontDoorServer(uvicorn.Server):
             for listener in server.sockets:
                 # listen() again on the same socket only resizes its queue; asyncio hands out a
                 # wrapper without listen(), hence the duplicate descriptor.
-                with socket.socket(fileno=os.dup(listener.fileno())) as duplicate:
-                    duplicate.listen(LISTEN_BACKLOG)
+                try:
+                    with socket.socket(fileno=os.dup(listener.fileno())) as duplicate:
+                        duplicate.listen(LISTEN_BACKLOG)
+                except OSError as exc:  # the queue stays as asyncio made it; nothing else changes
+                    logger.debug("could not widen the listen queue: %s", exc)
 
 
 @contextmanager
