@@ -38,6 +38,8 @@ import anyio
 import httpx
 import pytest
 
+from mcp_server_web.config import Settings
+from mcp_server_web.server.connections import front_door_limits
 from tests.server.conftest import fenced_text, text_of
 from tests.support.http_server import free_port, http_client
 from tests.support.origin import Origin
@@ -346,6 +348,27 @@ def test_accept_errors_are_logged_once_per_interval_and_the_server_recovers() ->
         assert len(log.encode()) < 20_000, log[-2000:]
         assert still_open == 0
         assert recovered is not None
+
+
+@pytest.mark.parametrize(
+    ("fd_limit", "settings", "expected"),
+    [
+        # (server-wide cap, per-client cap, accept batch): a quarter of the descriptors (128 at
+        # least) stays free of client connections, and the accept batch is a quarter of that.
+        (256, Settings(), (128, 64, 32)),
+        (1024, Settings(), (768, 64, 64)),
+        (4096, Settings(), (3072, 64, 256)),
+        (1_048_576, Settings(), (4096, 64, 2048)),
+        (None, Settings(), (4096, 64, 2048)),
+        (1024, Settings(max_connections=100, max_connections_per_client=500), (100, 100, 231)),
+        (256, Settings(max_connections=5000), (5000, 64, 16)),
+    ],
+)
+def test_connection_caps_follow_the_open_file_limit(
+    fd_limit: int | None, settings: Settings, expected: tuple[int, int, int]
+) -> None:
+    limits = front_door_limits(settings, fd_limit)
+    assert (limits.total, limits.per_client, limits.accept_batch) == expected
 
 
 def _seconds_until_closed(sock: socket.socket, trickle: bytes, limit: float) -> float | None:

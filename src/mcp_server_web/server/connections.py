@@ -101,13 +101,6 @@ def open_file_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else soft
 
 
-def connection_ceiling(fd_limit: int | None) -> int:
-    """The most client connections that fit under an open-file limit with headroom left."""
-    if fd_limit is None:
-        return MAX_CONNECTIONS_DEFAULT_CAP
-    return max(8, fd_limit - max(FD_HEADROOM_MIN, fd_limit // 4))
-
-
 @dataclass(frozen=True)
 class FrontDoorLimits:
     total: int
@@ -124,26 +117,28 @@ class FrontDoorLimits:
     """
 
 
-def front_door_limits(settings: Settings, fd_limit: int | None = None) -> FrontDoorLimits:
-    """The caps for these settings under this process's open-file limit (read when not given)."""
+def front_door_limits(settings: Settings, fd_limit: int | None) -> FrontDoorLimits:
+    """The caps for these settings under an open-file limit (None: unlimited or unknown)."""
     if fd_limit is None:
-        fd_limit = open_file_limit()
-    ceiling = connection_ceiling(fd_limit)
-    total = settings.max_connections or min(ceiling, MAX_CONNECTIONS_DEFAULT_CAP)
-    if settings.max_connections and settings.max_connections > ceiling:
-        logger.warning(
-            "MCP_WEB_MAX_CONNECTIONS=%d leaves too few of the %s open files this process may have for "
-            "anything else; past about %d connections accept() and outbound fetches can fail. Raise the "
-            "limit (ulimit -n) or lower the setting.",
-            settings.max_connections,
-            fd_limit,
-            ceiling,
-        )
-    headroom = (fd_limit - total) if fd_limit is not None else MAX_ACCEPT_BATCH
+        total = settings.max_connections or MAX_CONNECTIONS_DEFAULT_CAP
+        accept_batch = MAX_ACCEPT_BATCH
+    else:
+        ceiling = max(8, fd_limit - max(FD_HEADROOM_MIN, fd_limit // 4))
+        total = settings.max_connections or min(ceiling, MAX_CONNECTIONS_DEFAULT_CAP)
+        if total > ceiling:
+            logger.warning(
+                "MCP_WEB_MAX_CONNECTIONS=%d leaves too few of the %d open files this process may have "
+                "for anything else: past about %d connections, accept() and outbound fetches can fail. "
+                "Raise the limit (ulimit -n) or lower the setting.",
+                total,
+                fd_limit,
+                ceiling,
+            )
+        accept_batch = min(MAX_ACCEPT_BATCH, max(MIN_ACCEPT_BATCH, (fd_limit - total) // 4))
     return FrontDoorLimits(
         total=total,
         per_client=min(settings.max_connections_per_client, total),
-        accept_batch=min(MAX_ACCEPT_BATCH, max(MIN_ACCEPT_BATCH, headroom // 4)),
+        accept_batch=accept_batch,
     )
 
 
@@ -158,11 +153,11 @@ class ConnectionGate:
     def __init__(self, total: int, per_client: int) -> None:
         self.total = total
         self.per_client = per_client
-        self._address: dict[Any, str] = {}
+        self._address: dict[GuardedH11Protocol, str] = {}
         self._per_address: Counter[str] = Counter()
         # Insertion-ordered: the first key is the connection that has waited longest.
-        self._waiting: dict[Any, None] = {}
-        self._waiting_by_address: dict[str, dict[Any, None]] = {}
+        self._waiting: dict[GuardedH11Protocol, None] = {}
+        self._waiting_by_address: dict[str, dict[GuardedH11Protocol, None]] = {}
         self._log = ThrottledLog("HTTP connections closed before a request was served")
 
     @property
@@ -215,11 +210,11 @@ class ConnectionGate:
     def note_timeout(self) -> None:
         self._log.note("sent no whole request within MCP_WEB_REQUEST_READ_TIMEOUT")
 
-    def _evict(self, candidates: dict[Any, None], setting: str) -> bool:
+    def _evict(self, candidates: dict[GuardedH11Protocol, None], setting: str) -> bool:
         """Close the longest-waiting of `candidates` to make room; False when there is none."""
         if not candidates:
             return False
-        victim: GuardedH11Protocol = next(iter(candidates))
+        victim = next(iter(candidates))
         self.release(victim)
         victim.transport.abort()
         self._log.note(f"waiting, closed to make room under {setting}")

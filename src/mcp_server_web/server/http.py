@@ -34,13 +34,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_server_web import __version__
 from mcp_server_web.config import Settings, is_loopback_host
 from mcp_server_web.errors import InvalidArgument
-from mcp_server_web.server.connections import (
-    ConnectionGate,
-    FrontDoorServer,
-    front_door_limits,
-    guarded_protocol,
-    throttled_accept_errors,
-)
 from mcp_server_web.server.middleware import TOOLS_QUERY_PARAMETER, parse_tool_selection
 
 logger = logging.getLogger(__name__)
@@ -252,6 +245,15 @@ async def serve_http(server: MCPServer, settings: Settings) -> None:
     import uvicorn
     from sse_starlette.sse import AppStatus
 
+    from mcp_server_web.server.connections import (
+        ConnectionGate,
+        FrontDoorServer,
+        front_door_limits,
+        guarded_protocol,
+        open_file_limit,
+        throttled_accept_errors,
+    )
+
     # sse-starlette ends every open SSE response the moment SIGTERM arrives, which would cut off
     # tool calls in flight. Each of our SSE responses ends with its call's result, so uvicorn's
     # own graceful shutdown (stop accepting, let open requests finish) is the drain we want.
@@ -264,7 +266,7 @@ async def serve_http(server: MCPServer, settings: Settings) -> None:
             settings.host,
         )
     app = build_http_app(server, settings, settings.tools)
-    limits = front_door_limits(settings)
+    limits = front_door_limits(settings, open_file_limit())
     config = uvicorn.Config(
         app,
         host=settings.host,
