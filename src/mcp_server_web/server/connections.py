@@ -62,7 +62,11 @@ _OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.
 
 
 class ThrottledLog:
-    """Counts events by kind and logs at most one line per interval, with the counts since the last."""
+    """Counts events by kind and logs at most one line per interval, with the counts since the last.
+
+    The first event is logged at once; the ones after it within the interval are summed up when
+    the interval ends (a timer on the running event loop), so a burst is reported whole.
+    """
 
     def __init__(
         self,
@@ -77,12 +81,27 @@ class ThrottledLog:
         self._clock = clock
         self._next = -float("inf")
         self._counts: Counter[str] = Counter()
+        self._flush_pending = False
 
     def note(self, kind: str) -> None:
         self._counts[kind] += 1
         now = self._clock()
-        if now < self._next:
-            return
+        if now >= self._next:
+            self._emit(now)
+        elif not self._flush_pending:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop: the counts wait for the next event after the interval
+                return
+            loop.call_later(self._next - now, self._flush)
+            self._flush_pending = True
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        if self._counts:
+            self._emit(self._clock())
+
+    def _emit(self, now: float) -> None:
         self._next = now + self._interval
         counts, self._counts = self._counts, Counter()
         logger.log(
