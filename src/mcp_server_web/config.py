@@ -158,6 +158,24 @@ OPTIONS: tuple[Option, ...] = (
     Option("allowed_origins", "MCP_WEB_ALLOWED_ORIGINS", _parse_list, "Origin header allow-list"),
     Option("max_concurrency", "MCP_WEB_MAX_CONCURRENCY", _positive_int, "tool calls served at once"),
     Option(
+        "max_connections",
+        "MCP_WEB_MAX_CONNECTIONS",
+        _positive_int,
+        "HTTP connections open at once (default: derived from the open-file limit)",
+    ),
+    Option(
+        "max_connections_per_client",
+        "MCP_WEB_MAX_CONNECTIONS_PER_CLIENT",
+        _positive_int,
+        "HTTP connections open at once from one client address (a reverse proxy is one address)",
+    ),
+    Option(
+        "request_read_timeout",
+        "MCP_WEB_REQUEST_READ_TIMEOUT",
+        _positive_float,
+        "seconds an HTTP client has to send a whole request (head and body) before it is disconnected",
+    ),
+    Option(
         "log_level", "MCP_WEB_LOG_LEVEL", _choice("debug", "info", "warning", "error"), "stderr log level"
     ),
     Option("tools", "MCP_WEB_TOOLS", _known_names(KNOWN_TOOLS), "tools to expose, comma list"),
@@ -216,6 +234,10 @@ class Settings:
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     max_concurrency: int = 32
+    max_connections: int | None = None
+    """None: derived from the process's open-file limit (see server/connections.py)."""
+    max_connections_per_client: int = 64
+    request_read_timeout: float = 10.0
     log_level: str = "info"
     tools: tuple[str, ...] = ("web_search", "web_fetch")
     search_providers: tuple[str, ...] = ()

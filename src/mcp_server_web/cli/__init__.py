@@ -156,7 +156,9 @@ def serve(settings: Settings) -> None:
 
         anyio.run(serve_http, server, settings)
     else:
-        anyio.run(server.run_stdio_async)
+        from mcp_server_web.server.stdio import serve_stdio
+
+        anyio.run(serve_stdio, server)
 
 
 def _one_shot_log_level(namespace: argparse.Namespace, settings: Settings) -> str:

@@ -5,15 +5,20 @@ load balancer without sticky sessions; SSE responses (not plain JSON), so progre
 and cancellation reach the client while a fetch runs.
 
 In front of the MCP endpoint, in this order: the Host and Origin allow-lists (DNS rebinding),
-the bearer token, and the ?tools= selection check. /healthz needs none of them and says nothing
-secret.
+the bearer token, the ?tools= selection check, and GET answered 405 (a stateless server has no
+stream to offer there). /healthz needs none of them and says nothing secret. Below the app, the
+connection caps and the request read timeout (connections.py) keep idle sockets from taking the
+server's descriptors.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+import ipaddress
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -40,9 +45,49 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 HEALTH_PATH = "/healthz"
 
 
+# An authority as Host and Origin carry it: a DNS name or IPv4 address, or an IPv6 address in
+# brackets, then optionally a port of digits. Nothing else: no user info, no path, no second colon.
+_AUTHORITY = r"(?P<name>\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?)(?::(?P<port>[0-9]{1,5}))?"
+_HOST = re.compile(_AUTHORITY, re.IGNORECASE)
+_ORIGIN = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*)://" + _AUTHORITY, re.IGNORECASE)
+
+
+def _authority(match: re.Match[str] | None) -> tuple[str, str | None] | None:
+    """(name, port) of a strictly parsed authority, lower-cased; None when it is malformed."""
+    if match is None:
+        return None
+    name, port = match["name"].lower(), match["port"]
+    if name.startswith("["):
+        try:
+            ipaddress.IPv6Address(name[1:-1])
+        except ValueError:
+            return None
+    if port is not None and not 0 < int(port) <= 65535:
+        return None
+    return name, None if port is None else str(int(port))
+
+
+def parse_host(value: str) -> tuple[str, str | None] | None:
+    """A Host header as (name, port): host[:port], IPv6 in brackets; None when malformed."""
+    return _authority(_HOST.fullmatch(value))
+
+
+def parse_origin(value: str) -> tuple[str, str, str | None] | None:
+    """An Origin header as (scheme, name, port): scheme://host[:port] exactly; None otherwise."""
+    match = _ORIGIN.fullmatch(value)
+    authority = _authority(match)
+    if match is None or authority is None:
+        return None
+    return (match["scheme"].lower(), *authority)
+
+
 @dataclass(frozen=True)
 class HeaderPolicy:
-    """Which Host and Origin values the endpoint accepts; None means "any"."""
+    """Which Host and Origin values the endpoint accepts; None means "any".
+
+    An entry without a port allows that host on any port. Values are parsed strictly before they
+    are compared, so "localhost:evil" or "http://127.0.0.1:1.evil.com" match nothing.
+    """
 
     hosts: tuple[str, ...] | None
     origins: tuple[str, ...] | None
@@ -55,7 +100,7 @@ class HeaderPolicy:
         # reverse-proxy deployment does not answer "421 Invalid Host" to its own clients).
         local = is_loopback_host(settings.host)
         hosts: tuple[str, ...] | None = settings.allowed_hosts or (LOOPBACK_HOSTS if local else None)
-        origins: tuple[str, ...] | None = settings.allowed_origins or (
+        origins: tuple[str, ...] | None = tuple(o.rstrip("/") for o in settings.allowed_origins) or (
             tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in LOOPBACK_HOSTS)
             if local
             else None
@@ -65,18 +110,22 @@ class HeaderPolicy:
     def host_allowed(self, host: str | None) -> bool:
         if self.hosts is None:
             return True
-        if not host:
+        parsed = parse_host(host or "")
+        if parsed is None:
             return False
-        host = host.lower()
-        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        return host in self.hosts or name in self.hosts
+        name, port = parsed
+        return name in self.hosts or (port is not None and f"{name}:{port}" in self.hosts)
 
     def origin_allowed(self, origin: str | None) -> bool:
         if self.origins is None or not origin:  # non-browser clients send no Origin
             return True
-        origin = origin.lower().rstrip("/")
-        without_port = origin.rsplit(":", 1)[0] if origin.count(":") == 2 else origin
-        return origin in self.origins or without_port in self.origins
+        parsed = parse_origin(origin)
+        if parsed is None:
+            return False
+        scheme, name, port = parsed
+        return f"{scheme}://{name}" in self.origins or (
+            port is not None and f"{scheme}://{name}:{port}" in self.origins
+        )
 
 
 def _json_error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -91,6 +140,7 @@ class EndpointGuard:
         self._policy = HeaderPolicy.from_settings(settings)
         self._token = settings.auth_token.encode() if settings.auth_token else None
         self._enabled = frozenset(enabled_tools)
+        self._path = settings.path.rstrip("/")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -128,6 +178,14 @@ class EndpointGuard:
             parse_tool_selection(request.query_params.get(TOOLS_QUERY_PARAMETER), self._enabled)
         except InvalidArgument as exc:
             return _json_error(400, exc.message)
+        if request.method == "GET" and request.url.path.rstrip("/") == self._path:
+            # The SDK would open a server-to-client SSE stream that, on a stateless server, never
+            # carries anything and never ends (and holds SIGTERM for the whole grace period).
+            # The transport's answer for "no such stream" is 405.
+            return _json_error(
+                405, "this server is stateless and offers no stream on GET; POST JSON-RPC requests here.",
+                {"Allow": "POST"},
+            )
         return None
 
     def _authorized(self, header: str | None) -> bool:
@@ -216,6 +274,15 @@ async def serve_http(server: MCPServer, settings: Settings) -> None:
     import uvicorn
     from sse_starlette.sse import AppStatus
 
+    from mcp_server_web.server.connections import (
+        ConnectionGate,
+        FrontDoorServer,
+        front_door_limits,
+        guarded_protocol,
+        open_file_limit,
+        throttled_accept_errors,
+    )
+
     # sse-starlette ends every open SSE response the moment SIGTERM arrives, which would cut off
     # tool calls in flight. Each of our SSE responses ends with its call's result, so uvicorn's
     # own graceful shutdown (stop accepting, let open requests finish) is the drain we want.
@@ -228,6 +295,7 @@ async def serve_http(server: MCPServer, settings: Settings) -> None:
             settings.host,
         )
     app = build_http_app(server, settings, settings.tools)
+    limits = front_door_limits(settings, open_file_limit())
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -238,8 +306,21 @@ async def serve_http(server: MCPServer, settings: Settings) -> None:
         # On SIGTERM uvicorn stops accepting, lets in-flight calls finish (up to this), then exits.
         timeout_graceful_shutdown=max(5.0, settings.timeout + 5.0),
         server_header=False,
+        # h11 with the caps and read timeout of connections.py, whatever else is installed
+        # (httptools would be picked otherwise); nothing here speaks WebSocket.
+        http=guarded_protocol(ConnectionGate(limits.total, limits.per_client), settings.request_read_timeout),
+        ws="none",
+        backlog=limits.accept_batch,
     )
     logger.info(
-        "serving MCP over streamable HTTP at http://%s:%d%s", settings.host, settings.port, settings.path
+        "serving MCP over streamable HTTP at http://%s:%d%s (at most %d connections, %d per client "
+        "address; requests read within %g s)",
+        settings.host,
+        settings.port,
+        settings.path,
+        limits.total,
+        limits.per_client,
+        settings.request_read_timeout,
     )
-    await uvicorn.Server(config).serve()
+    with throttled_accept_errors(asyncio.get_running_loop()):
+        await FrontDoorServer(config).serve()
