@@ -33,6 +33,7 @@ from mcp_server_web.fetch.guard import (
     resolve_redirect,
 )
 from mcp_server_web.fetch.proxy import ProxyRoutes
+from mcp_server_web.fetch.sniff import valid_media_type
 from mcp_server_web.fetch.transport import GuardedTransport
 from mcp_server_web.fetch.types import DownloadProgress, FetchResponse, HopCheck
 
@@ -367,6 +368,7 @@ async def _read_body(
 
 
 def _parse_content_type(value: str | None) -> tuple[str, str | None]:
+    """(media type, charset); a media type that is not a valid type/subtype is "" (no label)."""
     if not value:
         return "", None
     media_type, *params = value.split(";")
@@ -375,7 +377,7 @@ def _parse_content_type(value: str | None) -> tuple[str, str | None]:
         name, _, raw = param.partition("=")
         if name.strip().lower() == "charset":
             charset = raw.strip().strip('"').strip("'") or None
-    return media_type.strip().lower(), charset
+    return valid_media_type(media_type) or "", charset
 
 
 def _fetch_response(

@@ -35,7 +35,7 @@ from mcp_server_web.fetch.decode import describe_size
 from mcp_server_web.fetch.guard import MAX_URL_LENGTH, parse_url
 from mcp_server_web.fetch.sniff import ContentKind, classify
 from mcp_server_web.fetch.types import FetchResponse
-from mcp_server_web.server.boundary import fence
+from mcp_server_web.server.boundary import fence, one_line
 from mcp_server_web.server.tools import reports_errors, services_of
 
 HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
@@ -46,6 +46,8 @@ REQUEST_BODY_LIMIT = 1024 * 1024
 """Most request body bytes sent: a model does not write megabytes, and a cap bounds a mistake."""
 TEXT_LIMIT = 100_000
 """Most characters of body shown in the text content."""
+HEADER_VALUE_LIMIT = 8192
+"""Most characters of one response header value kept (the whole header block is at most 100 KB)."""
 MIN_TIMEOUT = 1.0
 DEFAULT_ACCEPT = "application/json, text/plain;q=0.9, */*;q=0.8"
 
@@ -362,7 +364,9 @@ def interpret_response(response: FetchResponse, method: str, cap: int) -> Interp
                 )
     output = HttpRequestOutput(
         status=response.status,
-        headers=dict(response.headers),
+        # Header values are the server's words outside any fence in structured content: one
+        # bounded line each, like every remote string there (names are HTTP tokens already).
+        headers={name: one_line(value, HEADER_VALUE_LIMIT) for name, value in response.headers.items()},
         body=body,
         final_url=response.final_url,
         content_type=content_type,

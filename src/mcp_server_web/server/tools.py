@@ -48,6 +48,9 @@ quote cannot pass for a block of text of its own."""
 NOTE_LIMIT = 500
 """Most characters of one conversion note, for the same reason: a note can name something the
 page chose (the id of a script its text was recovered from)."""
+TITLE_LIMIT = 300
+"""Most characters of web_fetch's structured title: the page chose it, and it is outside the
+fence there, so it is one clean line like every remote string outside (boundary.one_line)."""
 
 
 def error_result(error: WebToolError) -> CallToolResult:
@@ -216,14 +219,14 @@ async def web_fetch(
         final_url=document.final_url,
         status=document.status,
         content_type=document.content_type,
-        title=document.title,
+        title=one_line(document.title or "", TITLE_LIMIT) or None,
         format=document.format,
         start_index=page.start_index,
         next_start_index=page.next_start_index,
         total_length=page.total_length,
         truncated=page.truncated,
         cached=result.cached,
-        warnings=list(document.warnings),
+        warnings=[one_line(warning, NOTE_LIMIT) for warning in document.warnings],
     )
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
