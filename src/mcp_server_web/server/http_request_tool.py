@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -35,6 +36,7 @@ from mcp_server_web.fetch.decode import describe_size
 from mcp_server_web.fetch.guard import MAX_URL_LENGTH, parse_url
 from mcp_server_web.fetch.sniff import ContentKind, classify
 from mcp_server_web.fetch.types import FetchResponse
+from mcp_server_web.server.arguments import as_float, shown
 from mcp_server_web.server.boundary import fence, one_line
 from mcp_server_web.server.tools import reports_errors, services_of
 
@@ -125,7 +127,7 @@ def _as_method(value: Any) -> str:
         return "GET"
     if isinstance(value, str) and value.strip().upper() in HTTP_METHODS:
         return value.strip().upper()
-    raise InvalidArgument(f"method must be one of {', '.join(HTTP_METHODS)}; got {value!r}.")
+    raise InvalidArgument(f"method must be one of {', '.join(HTTP_METHODS)}; got {shown(value)}.")
 
 
 def _as_object(value: Any, name: str) -> dict[str, Any]:
@@ -136,16 +138,24 @@ def _as_object(value: Any, name: str) -> dict[str, Any]:
         with contextlib.suppress(ValueError, RecursionError):
             value = json.loads(value)
     if not isinstance(value, dict):
-        raise InvalidArgument(f"{name} must be an object of names to values, not {value!r}.")
+        raise InvalidArgument(f"{name} must be an object of names to values, not {shown(value)}.")
     return value
 
 
 def _scalar_text(value: Any) -> str | None:
-    """A header or query value as text: JSON booleans as APIs expect them, numbers as written."""
+    """A header or query value as text: JSON booleans as APIs expect them, numbers as written.
+
+    Infinity and NaN are not numbers any API reads (str() would send "inf"), and an int too long
+    for str() is no value either: both are refused."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     if isinstance(value, str | int | float):
-        return str(value)
+        try:
+            return str(value)
+        except ValueError:  # an int of more than 4,300 digits
+            return None
     return None
 
 
@@ -155,10 +165,10 @@ def _as_headers(value: Any) -> tuple[dict[str, str], list[str]]:
     ignored: list[str] = []
     for name, raw in _as_object(value, "headers").items():
         if not isinstance(name, str) or not _HEADER_NAME.match(name):
-            raise InvalidArgument(f"headers: {name!r} is not a valid header name.")
+            raise InvalidArgument(f"headers: {shown(name)} is not a valid header name.")
         text = _scalar_text(raw)
         if text is None:
-            raise InvalidArgument(f"headers: the value of {name} must be a string, not {raw!r}.")
+            raise InvalidArgument(f"headers: the value of {name} must be a string, not {shown(raw)}.")
         if any((ord(char) < 0x20 and char != "\t") or ord(char) == 0x7F for char in text):
             raise InvalidArgument(f"headers: the value of {name} contains a line break or control character.")
         if not text.isascii():
@@ -185,27 +195,10 @@ def _as_params(value: Any) -> list[tuple[str, str]]:
             if text is None:
                 raise InvalidArgument(
                     f"params: the value of {name} must be a string, number, boolean or a list of "
-                    f"those, not {item!r}."
+                    f"those, not {shown(item)}."
                 )
             pairs.append((str(name), text))
     return pairs
-
-
-def _as_seconds(value: Any, *, limit: float) -> float:
-    """The timeout in seconds, clamped to [1, limit]; the operator's limit always wins."""
-    if value is None:
-        return limit
-    seconds: float | None = None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        seconds = float(value)
-    elif isinstance(value, str):
-        try:
-            seconds = float(value.strip())
-        except ValueError:
-            seconds = None
-    if seconds is None or seconds != seconds:  # NaN compares unequal to itself
-        raise InvalidArgument(f"timeout must be a number of seconds, not {value!r}.")
-    return min(limit, max(MIN_TIMEOUT, seconds))
 
 
 def _with_params(url: Any, params: list[tuple[str, str]]) -> str:
@@ -290,7 +283,10 @@ async def http_request(
     content, default_type = _request_body(body, json, verb)
     if default_type is not None and not any(name.lower() == "content-type" for name in request_headers):
         request_headers["Content-Type"] = default_type
-    seconds = _as_seconds(timeout, limit=settings.timeout)
+    # The operator's limit always wins over the caller's timeout.
+    seconds = as_float(
+        timeout, "timeout", default=settings.timeout, minimum=MIN_TIMEOUT, maximum=settings.timeout
+    )
     cap = min(settings.max_response_bytes, RESPONSE_BODY_LIMIT)
 
     response = await services.fetcher.fetch(
