@@ -68,8 +68,14 @@ _CONTROLLED_HEADERS = frozenset(
         "proxy-connection",
     }
 )
-# Credentials meant for one origin are not handed to another one a redirect points at.
-_ORIGIN_BOUND_HEADERS = frozenset({"authorization", "cookie"})
+# What a request keeps when a redirect sends it to another origin: headers that say what the
+# client can read, and nothing else. Whatever else a caller set may be a credential for the first
+# origin (Authorization, Cookie, X-Api-Key, X-Auth-Token, Api-Key, or a name no list can foresee),
+# and an ETag or date in If-None-Match/If-Modified-Since belongs to the first origin's resource.
+# A body is never resent to another origin either: such a 307/308 is returned, not followed.
+_CROSS_ORIGIN_HEADERS = frozenset(
+    {"accept", "accept-encoding", "accept-language", "cache-control", "pragma", "user-agent"}
+)
 _BODY_HEADERS = frozenset({"content-type", "content-encoding", "content-language", "content-location"})
 
 
@@ -149,6 +155,8 @@ class Fetcher:
         for everything including redirects), TooLarge (body over ``max_bytes`` after
         decompression, default MCP_WEB_MAX_RESPONSE_MB; with ``truncate=True`` the body is cut
         there instead), HTTPStatusError (cannot connect, broken redirect, bad encoding).
+        A redirect to another origin carries only the headers of _CROSS_ORIGIN_HEADERS, and a
+        307/308 that would resend a body to another origin is returned as the answer, unfollowed.
         ``hop_check`` is awaited with every URL before it is requested; literal IP hosts have
         been vetted by then, host names are vetted when the connection is opened.
         """
@@ -207,17 +215,26 @@ class Fetcher:
                         raise HTTPStatusError(
                             f"{current} answered {status} (a redirect) without a Location header.", status
                         )
+                    target = resolve_redirect(current, location)
+                    if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
+                        method, content = "GET", None
+                        request_headers = _without(request_headers, _BODY_HEADERS)
+                    elsewhere = _origin(target) != _origin(current)
+                    if elsewhere and content is not None:
+                        # A 307/308 asks for the same request, body included, at another origin.
+                        # Resending it would hand the body (a password, a token) to a host the
+                        # caller never named; dropping it would change the request. Neither:
+                        # the redirect itself is the answer, and the caller decides.
+                        logger.debug("not following %d %s -> %s with a body", status, current, target)
+                        body = await _read_body(response, current, method, cap, truncate, on_progress)
+                        return _fetch_response(start, current, response, body, redirects)
                     redirects.append(str(current))
                     if hop == MAX_REDIRECTS:
                         raise HTTPStatusError(
                             f"too many redirects (more than {MAX_REDIRECTS}) starting from {start}.", status
                         )
-                    target = resolve_redirect(current, location)
-                    if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
-                        method, content = "GET", None
-                        request_headers = _without(request_headers, _BODY_HEADERS)
-                    if _origin(target) != _origin(current):
-                        request_headers = _without(request_headers, _ORIGIN_BOUND_HEADERS)
+                    if elsewhere:
+                        request_headers = _only(request_headers, _CROSS_ORIGIN_HEADERS)
                     logger.debug("redirect %d %s -> %s", status, current, target)
                     current = target
                     continue
@@ -259,6 +276,10 @@ def _request_headers(headers: Mapping[str, str] | None, accept: str) -> httpx.He
 
 def _without(headers: httpx.Headers, names: frozenset[str]) -> httpx.Headers:
     return httpx.Headers([(k, v) for k, v in headers.multi_items() if k.lower() not in names])
+
+
+def _only(headers: httpx.Headers, names: frozenset[str]) -> httpx.Headers:
+    return httpx.Headers([(k, v) for k, v in headers.multi_items() if k.lower() in names])
 
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:

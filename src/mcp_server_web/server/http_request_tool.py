@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from mcp_server_web.errors import InvalidArgument, InvalidURL
 from mcp_server_web.fetch.charset import decode_text
-from mcp_server_web.fetch.client import _CONTROLLED_HEADERS
+from mcp_server_web.fetch.client import _CONTROLLED_HEADERS, REDIRECT_STATUSES
 from mcp_server_web.fetch.decode import describe_size
 from mcp_server_web.fetch.guard import MAX_URL_LENGTH, parse_url
 from mcp_server_web.fetch.sniff import ContentKind, classify
@@ -304,6 +304,14 @@ async def http_request(
     # Charset detection and JSON parsing of up to a megabyte are CPU work: off the event loop.
     answer = await anyio.to_thread.run_sync(interpret_response, response, verb, cap)
     notes = list(answer.notes)
+    if response.status in REDIRECT_STATUSES:
+        # The fetcher follows every other redirect (see Fetcher.fetch): this one would resend
+        # the body to another origin.
+        notes.insert(
+            0,
+            f"Redirect not followed: following this {response.status} would resend the request body "
+            "to another origin. The Location header says where; repeat the request there if you mean to.",
+        )
     if ignored:
         notes.insert(0, f"Not sent (set by the client itself): {', '.join(ignored)}.")
     return CallToolResult(
@@ -472,8 +480,12 @@ shows at most {TEXT_LIMIT:,} characters.
 
 POST, PUT, PATCH and DELETE can change data on the remote service, and nothing is retried \
 automatically. Only public http(s) addresses are reachable: private and local network addresses \
-are refused, also when a redirect points at them; up to 5 redirects are followed (Authorization \
-and Cookie headers are not sent to another origin). robots.txt is not consulted: this is an API \
+are refused, also when a redirect points at them. Up to 5 redirects are followed; a redirect to \
+another origin (scheme, host or port) carries only the Accept, Accept-Language, Cache-Control and \
+Pragma headers, never your credentials (Authorization, Cookie, API keys) or other headers, and no \
+body: a 307 or 308 that would resend the body to another origin is not followed but returned as \
+the result (check status and the Location header, and repeat the request there if you mean to). \
+robots.txt is not consulted: this is an API \
 client the operator chose to enable. Failures start with a stable code (invalid_url, \
 invalid_argument, blocked_address, http_error, timeout).
 
