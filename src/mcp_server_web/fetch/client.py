@@ -50,6 +50,7 @@ MAX_HEADER_BYTES = 100 * 1024
 AsyncHTTP11Connection.MAX_INCOMPLETE_EVENT_SIZE in httpcore 1.0. Only used to explain the refusal."""
 # h11's words when that buffer overflows (h11 0.16, _connection.py).
 _HEADER_OVERFLOW = "Receive buffer too long"
+_COMPLAINT_LIMIT = 100
 
 # Headers the caller may not set: they would let a request lie about its framing or body
 # encoding (which our decoder relies on), or pick the virtual host behind the vetted address.
@@ -330,11 +331,23 @@ def _translate_errors(url: httpx.URL, limit: float) -> Iterator[None]:
                 f"{where} sent more than {MAX_HEADER_BYTES // 1024} KB of response headers, "
                 "far more than any real site needs, so the response was refused."
             ) from None
-        raise HTTPStatusError(f"{where} sent a response that is not valid HTTP ({exc}).") from None
+        raise HTTPStatusError(
+            f"{where} sent a response that is not valid HTTP ({_complaint(exc)})."
+        ) from None
     except httpx.LocalProtocolError as exc:
         raise InvalidArgument(f"the request could not be sent as given ({exc}).") from None
     except httpx.TransportError as exc:
         raise HTTPStatusError(f"the connection to {where} failed: {_reason(exc)}.") from None
+
+
+def _complaint(exc: BaseException) -> str:
+    """h11's complaint about a response without the bytes it quotes.
+
+    h11 writes the offending line after a colon ("illegal status line: bytearray(b'...')"), and
+    those bytes are the server's: text of its choosing in our error message, outside any fence.
+    """
+    complaint = str(exc).split(":", 1)[0].strip()
+    return complaint[:_COMPLAINT_LIMIT] or "malformed response"
 
 
 def _content_length(headers: httpx.Headers) -> int | None:
