@@ -13,8 +13,9 @@ seen, and a closing tag with any other id is just more text inside. The text its
 untouched (no escaping), so pagination offsets stay offsets into the document.
 
 Our own notes (warnings, continuation lines, status lines) stay outside the fence. Text of
-remote origin that has to sit outside it, such as a quoted robots.txt rule in an error, goes
-through ``one_line`` instead, so that it cannot pose as lines or fence tags of its own.
+remote origin that has to sit outside it (a quoted robots.txt rule in an error, a page's title
+or a response header in structured content) goes through ``one_line`` instead, so that it
+cannot pose as lines or fence tags of its own.
 """
 
 from __future__ import annotations

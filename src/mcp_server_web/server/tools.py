@@ -31,6 +31,7 @@ from mcp_server_web.server.schemas import (
     SEARCH_MAX_RESULTS_DEFAULT,
     SEARCH_MAX_RESULTS_LIMIT,
     SEARCH_QUERY_MAX_LENGTH,
+    TITLE_LIMIT,
     AttemptOut,
     SearchResultOut,
     WebFetchOutput,
@@ -48,9 +49,6 @@ quote cannot pass for a block of text of its own."""
 NOTE_LIMIT = 500
 """Most characters of one conversion note, for the same reason: a note can name something the
 page chose (the id of a script its text was recovered from)."""
-TITLE_LIMIT = 300
-"""Most characters of web_fetch's structured title: the page chose it, and it is outside the
-fence there, so it is one clean line like every remote string outside (boundary.one_line)."""
 
 
 def error_result(error: WebToolError) -> CallToolResult:
