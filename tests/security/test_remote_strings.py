@@ -371,6 +371,21 @@ def test_infinite_header_and_param_values_are_invalid_arguments(
     assert is_error and text.startswith("invalid_argument: "), text[:300]
 
 
+@pytest.mark.parametrize("where", ["json", "body"])
+@pytest.mark.parametrize("literal", ["NaN", "1e400", "-Infinity"])
+def test_infinite_and_nan_in_a_json_body_are_invalid_arguments(
+    wire_server: RunningServer, where: str, literal: str
+) -> None:
+    # A body object arrives as a dict (the SDK parses JSON held in a string argument), and
+    # infinity or NaN in it would go out as "NaN" or "Infinity", which is not JSON.
+    is_error, text = call_over_the_wire(
+        wire_server,
+        "http_request",
+        f'{WIRE_ARGUMENTS["http_request"]}, "method": "POST", "{where}": {{"a": {literal}}}',
+    )
+    assert is_error and text.startswith("invalid_argument: "), text[:300]
+
+
 # --------------------------------------------------------------------------------------------
 # 14. Redirects to another origin carry no caller credentials and no body
 # --------------------------------------------------------------------------------------------
