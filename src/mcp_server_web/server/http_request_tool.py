@@ -224,19 +224,14 @@ def _request_body(body: Any, json_value: Any, method: str) -> tuple[bytes | None
     if method == "HEAD":
         raise InvalidArgument("a HEAD request has no body; leave out body and json.")
     if json_value is not None:
-        try:
-            data = json.dumps(json_value, ensure_ascii=False, allow_nan=False).encode("utf-8")
-        except ValueError as exc:
-            raise InvalidArgument(f"json could not be encoded as JSON ({exc}).") from None
-        content_type = "application/json"
+        data, content_type = _json_bytes(json_value, "json"), "application/json"
     elif isinstance(body, str):
         data = body.encode("utf-8")
         content_type = "application/json" if _is_json_document(body) else "text/plain; charset=utf-8"
     elif isinstance(body, dict | list | bool):
         # The SDK turns a string argument that holds JSON into the value it holds before the tool
         # sees it, so '{"a": 1}' sent as body arrives as a dict: send that JSON back as written.
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        content_type = "application/json"
+        data, content_type = _json_bytes(body, "body"), "application/json"
     else:
         raise InvalidArgument(f"body must be a string (use json to send a JSON value), not {body!r}.")
     if len(data) > REQUEST_BODY_LIMIT:
@@ -245,6 +240,14 @@ def _request_body(body: Any, json_value: Any, method: str) -> tuple[bytes | None
             "can be sent."
         )
     return data, content_type
+
+
+def _json_bytes(value: Any, name: str) -> bytes:
+    """``value`` as JSON; infinity and NaN are refused, since "NaN" and "Infinity" are not JSON."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except ValueError as exc:
+        raise InvalidArgument(f"{name} could not be encoded as JSON ({exc}).") from None
 
 
 def _is_json_document(text: str) -> bool:
