@@ -432,9 +432,9 @@ async def test_cross_origin_redirect_without_body_keeps_only_safe_headers(
     assert origin.requests[-1].headers["x-api-key"] == "key-SECRET-1"
 
 
-@pytest.mark.parametrize("status", [307, 308])
-async def test_cross_origin_307_308_with_body_is_returned_not_followed(
-    connect: Connect, origin: Origin, second_origin: Origin, status: int
+@pytest.mark.parametrize(("status", "method"), [(307, "POST"), (308, "PUT"), (301, "PUT"), (302, "DELETE")])
+async def test_cross_origin_redirect_that_would_resend_the_body_is_returned_not_followed(
+    connect: Connect, origin: Origin, second_origin: Origin, status: int, method: str
 ) -> None:
     seen: list[dict[str, Any]] = []
     second_origin.route("/land", recorder(seen))
@@ -442,7 +442,7 @@ async def test_cross_origin_307_308_with_body_is_returned_not_followed(
     async with connect() as client:
         result = await client.call_tool(
             "http_request",
-            {"url": start, "method": "POST", "body": BODY, "headers": {**CREDENTIALS, **SAFE}},
+            {"url": start, "method": method, "body": BODY, "headers": {**CREDENTIALS, **SAFE}},
         )
     assert not result.is_error, text_of(result)
     assert seen == [], seen  # neither the body nor the headers reached the other origin
