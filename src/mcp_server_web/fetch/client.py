@@ -31,6 +31,7 @@ from mcp_server_web.fetch.guard import (
     literal_ip,
     parse_url,
     resolve_redirect,
+    vet_host,
 )
 from mcp_server_web.fetch.proxy import ProxyRoutes
 from mcp_server_web.fetch.sniff import valid_media_type
@@ -103,9 +104,10 @@ class Fetcher:
     ) -> None:
         self._settings = settings
         self._policy = AddressPolicy.from_settings(settings)
+        self._resolver = resolver or SystemResolver()
         self._transport = GuardedTransport(
             policy=self._policy,
-            resolver=resolver or SystemResolver(),
+            resolver=self._resolver,
             backend=network_backend or httpcore.AnyIOBackend(),
             routes=ProxyRoutes.from_settings(settings, environ),
         )
@@ -156,8 +158,8 @@ class Fetcher:
         for everything including redirects), TooLarge (body over ``max_bytes`` after
         decompression, default MCP_WEB_MAX_RESPONSE_MB; with ``truncate=True`` the body is cut
         there instead), HTTPStatusError (cannot connect, broken redirect, bad encoding).
-        A redirect to another origin carries only the headers of _CROSS_ORIGIN_HEADERS, and a
-        307/308 that would resend a body to another origin is returned as the answer, unfollowed.
+        A redirect to another origin carries only the headers of _CROSS_ORIGIN_HEADERS, and one
+        that would resend a body to another origin is returned as the answer, unfollowed.
         ``hop_check`` is awaited with every URL before it is requested; literal IP hosts have
         been vetted by then, host names are vetted when the connection is opened.
         """
@@ -222,10 +224,13 @@ class Fetcher:
                         request_headers = _without(request_headers, _BODY_HEADERS)
                     elsewhere = _origin(target) != _origin(current)
                     if elsewhere and content is not None:
-                        # A 307/308 asks for the same request, body included, at another origin.
-                        # Resending it would hand the body (a password, a token) to a host the
-                        # caller never named; dropping it would change the request. Neither:
-                        # the redirect itself is the answer, and the caller decides.
+                        # The same request, body included, asked for at another origin (a 307 or
+                        # 308; a 301 or 302 after PUT, PATCH or DELETE). Resending it would hand
+                        # the body (a password, a token) to a host the caller never named;
+                        # dropping it would change the request. Neither: the redirect itself is
+                        # the answer, and the caller decides. A target that is or resolves to a
+                        # refused address is still refused as such, as it would be when followed.
+                        await vet_host(target.host, _port(target), self._resolver, self._policy)
                         logger.debug("not following %d %s -> %s with a body", status, current, target)
                         body = await _read_body(response, current, method, cap, truncate, on_progress)
                         return _fetch_response(start, current, response, body, redirects)
@@ -287,11 +292,15 @@ def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     return url.scheme, url.host, url.port
 
 
+def _port(url: httpx.URL) -> int:
+    return url.port or (443 if url.scheme == "https" else 80)
+
+
 def _where(url: httpx.URL) -> str:
     host = url.raw_host.decode("ascii")
     if ":" in host:
         host = f"[{host}]"
-    return f"{host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+    return f"{host}:{_port(url)}"
 
 
 def _reason(exc: BaseException) -> str:

@@ -486,8 +486,9 @@ automatically. Only public http(s) addresses are reachable: private and local ne
 are refused, also when a redirect points at them. Up to 5 redirects are followed; a redirect to \
 another origin (scheme, host or port) carries only the Accept, Accept-Language, Cache-Control and \
 Pragma headers, never your credentials (Authorization, Cookie, API keys) or other headers, and no \
-body: a 307 or 308 that would resend the body to another origin is not followed but returned as \
-the result (check status and the Location header, and repeat the request there if you mean to). \
+body: a redirect that would resend the body to another origin (307 or 308, or 301 or 302 after \
+PUT, PATCH or DELETE) is not followed but returned as the result (check status and the Location \
+header, and repeat the request there if you mean to). \
 robots.txt is not consulted: this is an API \
 client the operator chose to enable. Failures start with a stable code (invalid_url, \
 invalid_argument, blocked_address, http_error, timeout).
