@@ -13,6 +13,7 @@ import re
 import sys
 from dataclasses import replace
 from typing import Any, TextIO
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 from mcp import Client
@@ -174,12 +175,41 @@ async def _search(settings: Settings, namespace: argparse.Namespace, out: TextIO
 # doctor
 # --------------------------------------------------------------------------------------------
 
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.I)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_MASK = "***"
+_UNCLEAR = "*** (a URL that does not parse cleanly; not shown, since it may hold a password)"
 
 
-def _mask_credentials(value: str) -> str:
-    """user:password@ inside a URL (a proxy URL usually) is a secret too."""
-    return _URL_CREDENTIALS.sub(r"\g<scheme>***@", value)
+def masked_url(value: str) -> str:
+    """A setting's value with what a URL can carry in secret masked: the whole userinfo
+    (user:password@) and every query value and fragment, the query's names kept.
+
+    A URL whose "@" is not all in its authority (a password with "/", "?" or "#" in it ends the
+    authority early, for every URL parser) is not shown at all rather than shown in part.
+    Values that are not URLs are returned as they are; a proxy may be written without a scheme
+    ("user:pass@proxy:3128"), so any value with "@" and no spaces is read as a URL too.
+    """
+    has_scheme = _SCHEME.match(value) is not None
+    if not has_scheme and ("@" not in value or any(char.isspace() for char in value)):
+        return value
+    url = value if has_scheme else "http://" + value
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError when the authority was cut short
+    except ValueError:
+        return _UNCLEAR
+    if not parts.netloc or url.count("@") != parts.netloc.count("@"):
+        return _UNCLEAR
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{_MASK}@{netloc.rsplit('@', 1)[1]}"
+    query = "&".join(
+        f"{piece.split('=', 1)[0]}={_MASK}" if "=" in piece else _MASK if piece else ""
+        for piece in parts.query.split("&")
+    )
+    fragment = _MASK if parts.fragment else ""
+    shown = urlunsplit((parts.scheme, netloc, parts.path, query if parts.query else "", fragment))
+    return shown if has_scheme else shown.removeprefix("http://")
 
 
 def doctor(settings: Settings, out: TextIO) -> None:
@@ -189,7 +219,7 @@ def doctor(settings: Settings, out: TextIO) -> None:
     lines = [f"mcp-server-web {__version__}", "", "Settings (flags and environment; secrets masked):"]
     described = settings.describe()
     width = max(len(name) for name in described)
-    lines.extend(f"  {name:<{width}} = {_mask_credentials(value)}" for name, value in described.items())
+    lines.extend(f"  {name:<{width}} = {masked_url(value)}" for name, value in described.items())
 
     lines += ["", f"Tools enabled: {', '.join(settings.tools) or '(none)'}"]
 

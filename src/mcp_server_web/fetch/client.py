@@ -31,8 +31,10 @@ from mcp_server_web.fetch.guard import (
     literal_ip,
     parse_url,
     resolve_redirect,
+    vet_host,
 )
 from mcp_server_web.fetch.proxy import ProxyRoutes
+from mcp_server_web.fetch.sniff import valid_media_type
 from mcp_server_web.fetch.transport import GuardedTransport
 from mcp_server_web.fetch.types import DownloadProgress, FetchResponse, HopCheck
 
@@ -49,6 +51,7 @@ MAX_HEADER_BYTES = 100 * 1024
 AsyncHTTP11Connection.MAX_INCOMPLETE_EVENT_SIZE in httpcore 1.0. Only used to explain the refusal."""
 # h11's words when that buffer overflows (h11 0.16, _connection.py).
 _HEADER_OVERFLOW = "Receive buffer too long"
+_COMPLAINT_LIMIT = 100
 
 # Headers the caller may not set: they would let a request lie about its framing or body
 # encoding (which our decoder relies on), or pick the virtual host behind the vetted address.
@@ -67,8 +70,14 @@ _CONTROLLED_HEADERS = frozenset(
         "proxy-connection",
     }
 )
-# Credentials meant for one origin are not handed to another one a redirect points at.
-_ORIGIN_BOUND_HEADERS = frozenset({"authorization", "cookie"})
+# What a request keeps when a redirect sends it to another origin: headers that say what the
+# client can read, and nothing else. Whatever else a caller set may be a credential for the first
+# origin (Authorization, Cookie, X-Api-Key, X-Auth-Token, Api-Key, or a name no list can foresee),
+# and an ETag or date in If-None-Match/If-Modified-Since belongs to the first origin's resource.
+# A body is never resent to another origin either: such a 307/308 is returned, not followed.
+_CROSS_ORIGIN_HEADERS = frozenset(
+    {"accept", "accept-encoding", "accept-language", "cache-control", "pragma", "user-agent"}
+)
 _BODY_HEADERS = frozenset({"content-type", "content-encoding", "content-language", "content-location"})
 
 
@@ -95,9 +104,10 @@ class Fetcher:
     ) -> None:
         self._settings = settings
         self._policy = AddressPolicy.from_settings(settings)
+        self._resolver = resolver or SystemResolver()
         self._transport = GuardedTransport(
             policy=self._policy,
-            resolver=resolver or SystemResolver(),
+            resolver=self._resolver,
             backend=network_backend or httpcore.AnyIOBackend(),
             routes=ProxyRoutes.from_settings(settings, environ),
         )
@@ -148,6 +158,8 @@ class Fetcher:
         for everything including redirects), TooLarge (body over ``max_bytes`` after
         decompression, default MCP_WEB_MAX_RESPONSE_MB; with ``truncate=True`` the body is cut
         there instead), HTTPStatusError (cannot connect, broken redirect, bad encoding).
+        A redirect to another origin carries only the headers of _CROSS_ORIGIN_HEADERS, and one
+        that would resend a body to another origin is returned as the answer, unfollowed.
         ``hop_check`` is awaited with every URL before it is requested; literal IP hosts have
         been vetted by then, host names are vetted when the connection is opened.
         """
@@ -206,17 +218,29 @@ class Fetcher:
                         raise HTTPStatusError(
                             f"{current} answered {status} (a redirect) without a Location header.", status
                         )
+                    target = resolve_redirect(current, location)
+                    if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
+                        method, content = "GET", None
+                        request_headers = _without(request_headers, _BODY_HEADERS)
+                    elsewhere = _origin(target) != _origin(current)
+                    if elsewhere and content is not None:
+                        # The same request, body included, asked for at another origin (a 307 or
+                        # 308; a 301 or 302 after PUT, PATCH or DELETE). Resending it would hand
+                        # the body (a password, a token) to a host the caller never named;
+                        # dropping it would change the request. Neither: the redirect itself is
+                        # the answer, and the caller decides. A target that is or resolves to a
+                        # refused address is still refused as such, as it would be when followed.
+                        await vet_host(target.host, _port(target), self._resolver, self._policy)
+                        logger.debug("not following %d %s -> %s with a body", status, current, target)
+                        body = await _read_body(response, current, method, cap, truncate, on_progress)
+                        return _fetch_response(start, current, response, body, redirects)
                     redirects.append(str(current))
                     if hop == MAX_REDIRECTS:
                         raise HTTPStatusError(
                             f"too many redirects (more than {MAX_REDIRECTS}) starting from {start}.", status
                         )
-                    target = resolve_redirect(current, location)
-                    if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
-                        method, content = "GET", None
-                        request_headers = _without(request_headers, _BODY_HEADERS)
-                    if _origin(target) != _origin(current):
-                        request_headers = _without(request_headers, _ORIGIN_BOUND_HEADERS)
+                    if elsewhere:
+                        request_headers = _only(request_headers, _CROSS_ORIGIN_HEADERS)
                     logger.debug("redirect %d %s -> %s", status, current, target)
                     current = target
                     continue
@@ -260,15 +284,23 @@ def _without(headers: httpx.Headers, names: frozenset[str]) -> httpx.Headers:
     return httpx.Headers([(k, v) for k, v in headers.multi_items() if k.lower() not in names])
 
 
+def _only(headers: httpx.Headers, names: frozenset[str]) -> httpx.Headers:
+    return httpx.Headers([(k, v) for k, v in headers.multi_items() if k.lower() in names])
+
+
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     return url.scheme, url.host, url.port
+
+
+def _port(url: httpx.URL) -> int:
+    return url.port or (443 if url.scheme == "https" else 80)
 
 
 def _where(url: httpx.URL) -> str:
     host = url.raw_host.decode("ascii")
     if ":" in host:
         host = f"[{host}]"
-    return f"{host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+    return f"{host}:{_port(url)}"
 
 
 def _reason(exc: BaseException) -> str:
@@ -308,11 +340,23 @@ def _translate_errors(url: httpx.URL, limit: float) -> Iterator[None]:
                 f"{where} sent more than {MAX_HEADER_BYTES // 1024} KB of response headers, "
                 "far more than any real site needs, so the response was refused."
             ) from None
-        raise HTTPStatusError(f"{where} sent a response that is not valid HTTP ({exc}).") from None
+        raise HTTPStatusError(
+            f"{where} sent a response that is not valid HTTP ({_complaint(exc)})."
+        ) from None
     except httpx.LocalProtocolError as exc:
         raise InvalidArgument(f"the request could not be sent as given ({exc}).") from None
     except httpx.TransportError as exc:
         raise HTTPStatusError(f"the connection to {where} failed: {_reason(exc)}.") from None
+
+
+def _complaint(exc: BaseException) -> str:
+    """h11's complaint about a response without the bytes it quotes.
+
+    h11 writes the offending line after a colon ("illegal status line: bytearray(b'...')"), and
+    those bytes are the server's: text of its choosing in our error message, outside any fence.
+    """
+    complaint = str(exc).split(":", 1)[0].strip()
+    return complaint[:_COMPLAINT_LIMIT] or "malformed response"
 
 
 def _content_length(headers: httpx.Headers) -> int | None:
@@ -367,6 +411,7 @@ async def _read_body(
 
 
 def _parse_content_type(value: str | None) -> tuple[str, str | None]:
+    """(media type, charset); a media type that is not a valid type/subtype is "" (no label)."""
     if not value:
         return "", None
     media_type, *params = value.split(";")
@@ -375,7 +420,7 @@ def _parse_content_type(value: str | None) -> tuple[str, str | None]:
         name, _, raw = param.partition("=")
         if name.strip().lower() == "charset":
             charset = raw.strip().strip('"').strip("'") or None
-    return media_type.strip().lower(), charset
+    return valid_media_type(media_type) or "", charset
 
 
 def _fetch_response(

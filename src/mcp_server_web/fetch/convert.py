@@ -19,7 +19,7 @@ from mcp_server_web.fetch.charset import decode_text, without_controls
 from mcp_server_web.fetch.embedded import inspect_shell, recover_embedded_text
 from mcp_server_web.fetch.extract import extract_html
 from mcp_server_web.fetch.pdf import pdf_to_text
-from mcp_server_web.fetch.sniff import ContentKind, classify
+from mcp_server_web.fetch.sniff import ContentKind, classify, valid_media_type
 from mcp_server_web.fetch.types import Converted, FetchResponse, OutputFormat
 
 logger = logging.getLogger(__name__)
@@ -64,6 +64,17 @@ def _printable(text: str | None) -> str | None:
     return _LONE_SURROGATE.sub("\ufffd", without_controls(text))
 
 
+def _described(response: FetchResponse, media_type: str) -> str:
+    """The media type for a message: quoted only when valid, described otherwise, and said to
+    come from the bytes when the server's own label was not a media type."""
+    quoted = valid_media_type(media_type)
+    if quoted is None:
+        return "content of an invalid content type"
+    if not response.media_type and response.headers.get("content-type"):
+        return f"{quoted} (judged by its bytes: the server sent an invalid content type)"
+    return quoted
+
+
 def _convert(
     response: FetchResponse,
     *,
@@ -78,8 +89,8 @@ def _convert(
 
     if kind is ContentKind.BINARY:
         raise UnsupportedContentType(
-            f"{media_type} is not text; web_fetch returns text and cannot read images, archives or "
-            "other binary files."
+            f"{_described(response, media_type)} is not text; web_fetch returns text and cannot "
+            "read images, archives or other binary files."
         )
     if not response.body.strip():
         raise ExtractionFailed(

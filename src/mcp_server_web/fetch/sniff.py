@@ -34,6 +34,11 @@ class Sniffed(NamedTuple):
 
 
 OCTET_STREAM = "application/octet-stream"
+MAX_MEDIA_TYPE_LENGTH = 100
+"""Longest type/subtype taken from a server; the long Office types run to about 85."""
+# RFC 6838 section 4.2: type and subtype are restricted names, a letter or digit then up to 126
+# of these characters. Anything else is not a media type, whatever the header says.
+_MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
 # Binary signatures and text sniffing look at the start of the body only.
 _SNIFF_BYTES = 1024
 
@@ -152,6 +157,18 @@ _TEXT_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
 # one byte in 32 of the sniffed window is binary: random bytes have one in ten.
 _BINARY_CONTROL = re.compile(rb"[\x00-\x08\x0b\x10-\x1a\x1c-\x1f]")
 _BINARY_CONTROL_SHARE = 32
+
+
+def valid_media_type(text: str) -> str | None:
+    """``text`` lower-cased when it is a well-formed type/subtype of at most 100 characters.
+
+    The only form of a server's Content-Type that is ever kept or quoted: an invalid label is
+    treated as no label (the bytes decide, as browsers do) and described, never repeated.
+    """
+    lowered = text.strip().lower()
+    if len(lowered) <= MAX_MEDIA_TYPE_LENGTH and _MEDIA_TYPE.fullmatch(lowered):
+        return lowered
+    return None
 
 
 def classify(response: FetchResponse) -> Sniffed:

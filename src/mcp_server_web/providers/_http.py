@@ -24,6 +24,7 @@ import httpx
 from mcp_server_web.config import OPTIONS_BY_ATTR
 from mcp_server_web.errors import HTTPStatusError, TooLarge
 from mcp_server_web.fetch.decode import ACCEPT_ENCODING, BodyDecoder, describe_size, too_large
+from mcp_server_web.fetch.sniff import valid_media_type
 from mcp_server_web.providers.base import (
     ProviderError,
     SearchProvider,
@@ -238,7 +239,11 @@ def json_object(response: httpx.Response, provider: str) -> dict[str, Any]:
     except ValueError:  # JSONDecodeError and UnicodeDecodeError alike
         data = None
     if not isinstance(data, dict):
-        media_type = response.headers.get("content-type", "no content type").split(";", 1)[0]
+        label = response.headers.get("content-type")
+        # Only a valid type/subtype is quoted: the header is the provider's (or its proxy's) words.
+        media_type = "no content type"
+        if label is not None:
+            media_type = valid_media_type(label.split(";", 1)[0]) or "an invalid content type"
         raise ProviderError(
             "bad_response",
             f"{provider} answered HTTP {response.status_code} with {media_type} that is not a JSON object.",

@@ -8,6 +8,8 @@ contract; what arrives is coerced and clamped here, and what cannot be made sens
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -17,32 +19,69 @@ from mcp_server_web.providers.results import normalize_domain
 _TRUE = ("true", "1", "yes", "on")
 _FALSE = ("false", "0", "no", "off")
 C = TypeVar("C", bound=str)
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_MAX_DIGITS = 30
+_SHOWN_LIMIT = 100
 
 
 def as_int(value: Any, name: str, *, default: int, minimum: int, maximum: int | None = None) -> int:
-    """An integer argument, clamped to [minimum, maximum]."""
+    """An integer argument, clamped to [minimum, maximum]; any size clamps, infinity and NaN do not."""
     if value is None:
         return default
-    number: int
-    if isinstance(value, bool):
-        raise InvalidArgument(f"{name} must be a whole number, not {value!r}.")
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and _looks_integral(value.strip()):
-        number = int(float(value.strip()))
-    else:
-        raise InvalidArgument(f"{name} must be a whole number, not {value!r}.")
+    number = _number(value)
+    if not isinstance(number, int):
+        if number is None or not math.isfinite(number) or not number.is_integer():
+            raise InvalidArgument(f"{name} must be a whole number, not {shown(value)}.")
+        number = int(number)
     number = max(minimum, number)
     return number if maximum is None else min(maximum, number)
 
 
-def _looks_integral(text: str) -> bool:
+def as_float(value: Any, name: str, *, default: float, minimum: float, maximum: float) -> float:
+    """A number argument, clamped to [minimum, maximum]; infinity and NaN are refused."""
+    if value is None:
+        return default
+    number = _number(value)
+    if number is None or (isinstance(number, float) and not math.isfinite(number)):
+        raise InvalidArgument(f"{name} must be a number (not infinite, not NaN); got {shown(value)}.")
+    # Compared before converting: an int beyond float's range (10**400) clamps instead of
+    # raising OverflowError.
+    return float(min(maximum, max(minimum, number)))
+
+
+def _number(value: Any) -> int | float | None:
+    """The number a JSON number or a numeric string stands for, or None when it is neither.
+
+    Integers stay exact whatever their size; a float may be infinite or NaN (a JSON 1e400 is
+    infinite), which each caller refuses.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return value
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if _INTEGER.fullmatch(text):
+        # Past any limit a tool has, and short enough for int() (which refuses over 4,300 digits).
+        if len(text.lstrip("+-")) <= _MAX_DIGITS:
+            return int(text)
+        return -(10**_MAX_DIGITS) if text.startswith("-") else 10**_MAX_DIGITS
     try:
-        return float(text).is_integer()
+        return float(text)
     except ValueError:
-        return False
+        return None
+
+
+def shown(value: Any) -> str:
+    """``value`` as an error message quotes it: its repr, at most 100 characters.
+
+    repr() itself raises ValueError for an int of more than 4,300 digits."""
+    try:
+        text = repr(value)
+    except ValueError:
+        return "a number too long to show"
+    return text if len(text) <= _SHOWN_LIMIT else text[: _SHOWN_LIMIT - 1] + "…"
 
 
 def as_bool(value: Any, name: str, *, default: bool) -> bool:
@@ -58,7 +97,7 @@ def as_bool(value: Any, name: str, *, default: bool) -> bool:
             return True
         if lowered in _FALSE:
             return False
-    raise InvalidArgument(f"{name} must be true or false, not {value!r}.")
+    raise InvalidArgument(f"{name} must be true or false, not {shown(value)}.")
 
 
 def as_choice(value: Any, name: str, *, choices: Sequence[C], default: C) -> C:
@@ -69,7 +108,7 @@ def as_choice(value: Any, name: str, *, choices: Sequence[C], default: C) -> C:
         for choice in choices:
             if lowered == choice:
                 return choice
-    raise InvalidArgument(f"{name} must be one of {', '.join(choices)}; got {value!r}.")
+    raise InvalidArgument(f"{name} must be one of {', '.join(choices)}; got {shown(value)}.")
 
 
 def as_text(value: Any, name: str, *, max_length: int | None = None) -> str:
@@ -90,11 +129,11 @@ def as_domains(value: Any, name: str) -> tuple[str, ...]:
     elif isinstance(value, list | tuple):
         items = list(value)
     else:
-        raise InvalidArgument(f"{name} must be a list of domain names, not {value!r}.")
+        raise InvalidArgument(f"{name} must be a list of domain names, not {shown(value)}.")
     domains = []
     for item in items:
         if not isinstance(item, str):
-            raise InvalidArgument(f"{name} must contain domain names as strings, not {item!r}.")
+            raise InvalidArgument(f"{name} must contain domain names as strings, not {shown(item)}.")
         domain = normalize_domain(item)
         if domain and domain not in domains:
             domains.append(domain)

@@ -13,8 +13,9 @@ seen, and a closing tag with any other id is just more text inside. The text its
 untouched (no escaping), so pagination offsets stay offsets into the document.
 
 Our own notes (warnings, continuation lines, status lines) stay outside the fence. Text of
-remote origin that has to sit outside it, such as a quoted robots.txt rule in an error, goes
-through ``one_line`` instead, so that it cannot pose as lines or fence tags of its own.
+remote origin that has to sit outside it (a quoted robots.txt rule in an error, a page's title
+or a response header in structured content) goes through ``one_line`` instead, so that it
+cannot pose as lines or fence tags of its own.
 """
 
 from __future__ import annotations
@@ -103,17 +104,21 @@ def unfenced(text: str) -> str:
 
 
 _SPACES = re.compile(r" {2,}")
-_TAG_LOOKALIKE = re.compile(rf"<(/?{TAG})", re.IGNORECASE)
+# Any spelling a model could read as a fence tag: either case, spaces around the slash, the words
+# joined by a hyphen, an underscore or spaces (invisible characters have become spaces by then).
+_TAG_WORDS = TAG.replace("-", r"[\s_-]*")
+_TAG_LOOKALIKE = re.compile(rf"<(\s*/?\s*{_TAG_WORDS})", re.IGNORECASE)
 
 
 def one_line(text: str, limit: int) -> str:
     """``text`` as a single line of at most ``limit`` characters, with no fence tag in it.
 
-    For messages of ours that quote remote text outside any fence (errors, conversion notes):
-    the quoted part cannot then carry line breaks that would make it look like a line, a heading
-    or a tag of its own, nor hide text behind bidi overrides, nor run on for pages; and a fence
-    tag it quotes is defaced (its "<" becomes "‹"), so the only fence tags a model sees outside
-    a fence are our own.
+    The one treatment for every remote string that leaves the fence: quoted in our messages
+    (errors, conversion notes) or handed over as a structured field (a page title, response
+    header values). Such a string cannot then carry line breaks that would make it look like a
+    line, a heading or a tag of its own, nor control characters, nor hide text behind bidi
+    overrides, nor run on for pages; and anything that looks like a fence tag is defaced (its
+    "<" becomes "‹"), so the only fence tags a model sees outside a fence are our own.
     """
     flat = "".join(char if char.isprintable() else " " for char in text)
     flat = _TAG_LOOKALIKE.sub(r"‹\1", _SPACES.sub(" ", flat).strip())

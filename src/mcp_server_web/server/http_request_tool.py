@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -30,12 +31,13 @@ from pydantic import BaseModel, Field
 
 from mcp_server_web.errors import InvalidArgument, InvalidURL
 from mcp_server_web.fetch.charset import decode_text
-from mcp_server_web.fetch.client import _CONTROLLED_HEADERS
+from mcp_server_web.fetch.client import _CONTROLLED_HEADERS, REDIRECT_STATUSES
 from mcp_server_web.fetch.decode import describe_size
 from mcp_server_web.fetch.guard import MAX_URL_LENGTH, parse_url
 from mcp_server_web.fetch.sniff import ContentKind, classify
 from mcp_server_web.fetch.types import FetchResponse
-from mcp_server_web.server.boundary import fence
+from mcp_server_web.server.arguments import as_float, shown
+from mcp_server_web.server.boundary import fence, one_line
 from mcp_server_web.server.tools import reports_errors, services_of
 
 HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
@@ -46,6 +48,8 @@ REQUEST_BODY_LIMIT = 1024 * 1024
 """Most request body bytes sent: a model does not write megabytes, and a cap bounds a mistake."""
 TEXT_LIMIT = 100_000
 """Most characters of body shown in the text content."""
+HEADER_VALUE_LIMIT = 8192
+"""Most characters of one response header value kept (the whole header block is at most 100 KB)."""
 MIN_TIMEOUT = 1.0
 DEFAULT_ACCEPT = "application/json, text/plain;q=0.9, */*;q=0.8"
 
@@ -123,7 +127,7 @@ def _as_method(value: Any) -> str:
         return "GET"
     if isinstance(value, str) and value.strip().upper() in HTTP_METHODS:
         return value.strip().upper()
-    raise InvalidArgument(f"method must be one of {', '.join(HTTP_METHODS)}; got {value!r}.")
+    raise InvalidArgument(f"method must be one of {', '.join(HTTP_METHODS)}; got {shown(value)}.")
 
 
 def _as_object(value: Any, name: str) -> dict[str, Any]:
@@ -134,16 +138,24 @@ def _as_object(value: Any, name: str) -> dict[str, Any]:
         with contextlib.suppress(ValueError, RecursionError):
             value = json.loads(value)
     if not isinstance(value, dict):
-        raise InvalidArgument(f"{name} must be an object of names to values, not {value!r}.")
+        raise InvalidArgument(f"{name} must be an object of names to values, not {shown(value)}.")
     return value
 
 
 def _scalar_text(value: Any) -> str | None:
-    """A header or query value as text: JSON booleans as APIs expect them, numbers as written."""
+    """A header or query value as text: JSON booleans as APIs expect them, numbers as written.
+
+    Infinity and NaN are not numbers any API reads (str() would send "inf"), and an int too long
+    for str() is no value either: both are refused."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     if isinstance(value, str | int | float):
-        return str(value)
+        try:
+            return str(value)
+        except ValueError:  # an int of more than 4,300 digits
+            return None
     return None
 
 
@@ -153,10 +165,10 @@ def _as_headers(value: Any) -> tuple[dict[str, str], list[str]]:
     ignored: list[str] = []
     for name, raw in _as_object(value, "headers").items():
         if not isinstance(name, str) or not _HEADER_NAME.match(name):
-            raise InvalidArgument(f"headers: {name!r} is not a valid header name.")
+            raise InvalidArgument(f"headers: {shown(name)} is not a valid header name.")
         text = _scalar_text(raw)
         if text is None:
-            raise InvalidArgument(f"headers: the value of {name} must be a string, not {raw!r}.")
+            raise InvalidArgument(f"headers: the value of {name} must be a string, not {shown(raw)}.")
         if any((ord(char) < 0x20 and char != "\t") or ord(char) == 0x7F for char in text):
             raise InvalidArgument(f"headers: the value of {name} contains a line break or control character.")
         if not text.isascii():
@@ -183,27 +195,10 @@ def _as_params(value: Any) -> list[tuple[str, str]]:
             if text is None:
                 raise InvalidArgument(
                     f"params: the value of {name} must be a string, number, boolean or a list of "
-                    f"those, not {item!r}."
+                    f"those, not {shown(item)}."
                 )
             pairs.append((str(name), text))
     return pairs
-
-
-def _as_seconds(value: Any, *, limit: float) -> float:
-    """The timeout in seconds, clamped to [1, limit]; the operator's limit always wins."""
-    if value is None:
-        return limit
-    seconds: float | None = None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        seconds = float(value)
-    elif isinstance(value, str):
-        try:
-            seconds = float(value.strip())
-        except ValueError:
-            seconds = None
-    if seconds is None or seconds != seconds:  # NaN compares unequal to itself
-        raise InvalidArgument(f"timeout must be a number of seconds, not {value!r}.")
-    return min(limit, max(MIN_TIMEOUT, seconds))
 
 
 def _with_params(url: Any, params: list[tuple[str, str]]) -> str:
@@ -229,19 +224,14 @@ def _request_body(body: Any, json_value: Any, method: str) -> tuple[bytes | None
     if method == "HEAD":
         raise InvalidArgument("a HEAD request has no body; leave out body and json.")
     if json_value is not None:
-        try:
-            data = json.dumps(json_value, ensure_ascii=False, allow_nan=False).encode("utf-8")
-        except ValueError as exc:
-            raise InvalidArgument(f"json could not be encoded as JSON ({exc}).") from None
-        content_type = "application/json"
+        data, content_type = _json_bytes(json_value, "json"), "application/json"
     elif isinstance(body, str):
         data = body.encode("utf-8")
         content_type = "application/json" if _is_json_document(body) else "text/plain; charset=utf-8"
     elif isinstance(body, dict | list | bool):
         # The SDK turns a string argument that holds JSON into the value it holds before the tool
         # sees it, so '{"a": 1}' sent as body arrives as a dict: send that JSON back as written.
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        content_type = "application/json"
+        data, content_type = _json_bytes(body, "body"), "application/json"
     else:
         raise InvalidArgument(f"body must be a string (use json to send a JSON value), not {body!r}.")
     if len(data) > REQUEST_BODY_LIMIT:
@@ -250,6 +240,14 @@ def _request_body(body: Any, json_value: Any, method: str) -> tuple[bytes | None
             "can be sent."
         )
     return data, content_type
+
+
+def _json_bytes(value: Any, name: str) -> bytes:
+    """``value`` as JSON; infinity and NaN are refused, since "NaN" and "Infinity" are not JSON."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except ValueError as exc:
+        raise InvalidArgument(f"{name} could not be encoded as JSON ({exc}).") from None
 
 
 def _is_json_document(text: str) -> bool:
@@ -288,7 +286,10 @@ async def http_request(
     content, default_type = _request_body(body, json, verb)
     if default_type is not None and not any(name.lower() == "content-type" for name in request_headers):
         request_headers["Content-Type"] = default_type
-    seconds = _as_seconds(timeout, limit=settings.timeout)
+    # The operator's limit always wins over the caller's timeout.
+    seconds = as_float(
+        timeout, "timeout", default=settings.timeout, minimum=MIN_TIMEOUT, maximum=settings.timeout
+    )
     cap = min(settings.max_response_bytes, RESPONSE_BODY_LIMIT)
 
     response = await services.fetcher.fetch(
@@ -306,6 +307,14 @@ async def http_request(
     # Charset detection and JSON parsing of up to a megabyte are CPU work: off the event loop.
     answer = await anyio.to_thread.run_sync(interpret_response, response, verb, cap)
     notes = list(answer.notes)
+    if response.status in REDIRECT_STATUSES:
+        # The fetcher follows every other redirect (see Fetcher.fetch): this one would resend
+        # the body to another origin.
+        notes.insert(
+            0,
+            f"Redirect not followed: following this {response.status} would resend the request body "
+            "to another origin. The Location header says where; repeat the request there if you mean to.",
+        )
     if ignored:
         notes.insert(0, f"Not sent (set by the client itself): {', '.join(ignored)}.")
     return CallToolResult(
@@ -362,7 +371,9 @@ def interpret_response(response: FetchResponse, method: str, cap: int) -> Interp
                 )
     output = HttpRequestOutput(
         status=response.status,
-        headers=dict(response.headers),
+        # Header values are the server's words outside any fence in structured content: one
+        # bounded line each, like every remote string there (names are HTTP tokens already).
+        headers={name: one_line(value, HEADER_VALUE_LIMIT) for name, value in response.headers.items()},
         body=body,
         final_url=response.final_url,
         content_type=content_type,
@@ -472,8 +483,13 @@ shows at most {TEXT_LIMIT:,} characters.
 
 POST, PUT, PATCH and DELETE can change data on the remote service, and nothing is retried \
 automatically. Only public http(s) addresses are reachable: private and local network addresses \
-are refused, also when a redirect points at them; up to 5 redirects are followed (Authorization \
-and Cookie headers are not sent to another origin). robots.txt is not consulted: this is an API \
+are refused, also when a redirect points at them. Up to 5 redirects are followed; a redirect to \
+another origin (scheme, host or port) carries only the Accept, Accept-Language, Cache-Control and \
+Pragma headers, never your credentials (Authorization, Cookie, API keys) or other headers, and no \
+body: a redirect that would resend the body to another origin (307 or 308, or 301 or 302 after \
+PUT, PATCH or DELETE) is not followed but returned as the result (check status and the Location \
+header, and repeat the request there if you mean to). \
+robots.txt is not consulted: this is an API \
 client the operator chose to enable. Failures start with a stable code (invalid_url, \
 invalid_argument, blocked_address, http_error, timeout).
 

@@ -11,6 +11,9 @@ from mcp_server_web.fetch.types import SNAPSHOT_LENGTH
 
 FETCH_MAX_LENGTH_DEFAULT = 8000
 FETCH_MAX_LENGTH_LIMIT = 100_000
+TITLE_LIMIT = 300
+"""Most characters of web_fetch's structured title: the page chose it and it stands outside the
+fence, so it is one clean line (boundary.one_line) like every remote string outside."""
 
 WEB_FETCH_DESCRIPTION = f"""\
 Fetch a web page (or PDF, JSON, XML, plain-text or Markdown document) by URL and return its content \
@@ -99,7 +102,9 @@ class WebFetchOutput(BaseModel):
     final_url: str = Field(description="The URL that answered, after redirects.")
     status: int = Field(description="HTTP status of the final response.")
     content_type: str = Field(description="Media type of the content that was converted.")
-    title: str | None = Field(description="The document's title, when it has one.")
+    title: str | None = Field(
+        description=f"The document's title, when it has one (one line, at most {TITLE_LIMIT} characters)."
+    )
     format: Literal["markdown", "text", "html"]
     start_index: int
     next_start_index: int | None = Field(description="Where the next page starts; null at the end.")

@@ -32,6 +32,7 @@ from mcp_server_web.server.schemas import (
     SEARCH_MAX_RESULTS_DEFAULT,
     SEARCH_MAX_RESULTS_LIMIT,
     SEARCH_QUERY_MAX_LENGTH,
+    TITLE_LIMIT,
     AttemptOut,
     SearchResultOut,
     WebFetchOutput,
@@ -235,7 +236,7 @@ async def web_fetch(
         final_url=document.final_url,
         status=document.status,
         content_type=document.content_type,
-        title=document.title,
+        title=one_line(document.title or "", TITLE_LIMIT) or None,
         format=document.format,
         start_index=page.start_index,
         next_start_index=page.next_start_index,
@@ -244,7 +245,7 @@ async def web_fetch(
         cached=result.cached,
         snapshot=document.snapshot,
         fetched_at=document.fetched_at,
-        warnings=list(document.warnings),
+        warnings=[one_line(warning, NOTE_LIMIT) for warning in document.warnings],
     )
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
