@@ -125,7 +125,8 @@ class SearchProvider(ABC):
         return None
 
 
-_TAG = re.compile(r"<[^>]+>")
+# "[^<>]": a run stops at the next "<", so "<<<<..." costs linear time, not quadratic.
+_TAG = re.compile(r"<[^<>]+>")
 _SPACE = re.compile(r"\s+")
 
 

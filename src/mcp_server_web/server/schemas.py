@@ -12,8 +12,11 @@ from mcp_server_web.fetch.types import SNAPSHOT_LENGTH
 FETCH_MAX_LENGTH_DEFAULT = 8000
 FETCH_MAX_LENGTH_LIMIT = 100_000
 TITLE_LIMIT = 300
-"""Most characters of web_fetch's structured title: the page chose it and it stands outside the
-fence, so it is one clean line (boundary.one_line) like every remote string outside."""
+"""Most characters of a structured title (web_fetch's page, each web_search result): the site chose
+it and it stands outside the fence, so it is one clean line (boundary.one_line) like every remote
+string outside."""
+SNIPPET_LIMIT = 1000
+"""Most characters of a search result's snippet, for the same reason."""
 
 WEB_FETCH_DESCRIPTION = f"""\
 Fetch a web page (or PDF, JSON, XML, plain-text or Markdown document) by URL and return its content \
@@ -191,9 +194,9 @@ WEB_SEARCH_INPUT_SCHEMA: dict[str, Any] = {
 
 
 class SearchResultOut(BaseModel):
-    title: str
+    title: str = Field(description=f"One line, at most {TITLE_LIMIT} characters.")
     url: str
-    snippet: str
+    snippet: str = Field(description=f"One line, at most {SNIPPET_LIMIT} characters.")
     published: str | None = None
     score: float | None = None
 

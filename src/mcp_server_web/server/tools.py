@@ -21,9 +21,10 @@ from mcp_types import CallToolResult, TextContent
 
 from mcp_server_web.config import KNOWN_PROVIDERS
 from mcp_server_web.errors import InvalidArgument, InvalidURL, WebToolError
+from mcp_server_web.fetch.guard import MAX_URL_LENGTH
 from mcp_server_web.fetch.pages import continuation_footer
 from mcp_server_web.fetch.types import OUTPUT_FORMATS, SNAPSHOT_LENGTH
-from mcp_server_web.providers.base import TIME_RANGES, TOPICS, SearchQuery
+from mcp_server_web.providers.base import TIME_RANGES, TOPICS, SearchQuery, SearchResult
 from mcp_server_web.server.arguments import as_bool, as_choice, as_domains, as_int, as_text
 from mcp_server_web.server.boundary import fence, one_line
 from mcp_server_web.server.schemas import (
@@ -32,6 +33,7 @@ from mcp_server_web.server.schemas import (
     SEARCH_MAX_RESULTS_DEFAULT,
     SEARCH_MAX_RESULTS_LIMIT,
     SEARCH_QUERY_MAX_LENGTH,
+    SNIPPET_LIMIT,
     TITLE_LIMIT,
     AttemptOut,
     SearchResultOut,
@@ -141,13 +143,24 @@ async def web_search(
     output = WebSearchOutput(
         query=search_query.query,
         provider=answer.provider,
-        results=[SearchResultOut(**asdict(result)) for result in answer.results],
+        results=[_result_out(result) for result in answer.results],
         attempts=[AttemptOut(**asdict(attempt)) for attempt in answer.attempts],
         cached=answer.cached,
     )
     return CallToolResult(
         content=[TextContent(type="text", text=render_search_answer(output))],
         structured_content=output.model_dump(mode="json"),
+    )
+
+
+def _result_out(result: SearchResult) -> SearchResultOut:
+    """A provider's result with its remote strings made single bounded lines (see one_line)."""
+    return SearchResultOut(
+        title=one_line(result.title, TITLE_LIMIT),
+        url=one_line(result.url, MAX_URL_LENGTH),
+        snippet=one_line(result.snippet, SNIPPET_LIMIT),
+        published=one_line(result.published, TITLE_LIMIT) if result.published else None,
+        score=result.score,
     )
 
 
