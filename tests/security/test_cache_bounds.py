@@ -16,7 +16,7 @@ import gc
 import os
 import tracemalloc
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import AsyncExitStack, ExitStack, contextmanager
 from ipaddress import ip_network
 
 import anyio
@@ -29,7 +29,18 @@ from mcp_server_web.fetch.cache import ByteBoundedTTLCache
 from mcp_server_web.fetch.client import Fetcher
 from mcp_server_web.fetch.service import FetchService
 from mcp_server_web.fetch.types import Document, FetchResponse
+from mcp_server_web.server.app import conversion_pool
 from tests.support.origin import Origin, Reply
+
+
+@contextmanager
+def fetch_service(chosen: Settings, fetcher: Fetcher) -> Iterator[FetchService]:
+    """A FetchService with its conversion workers, stopped afterwards."""
+    converters = conversion_pool(chosen)
+    try:
+        yield FetchService(chosen, fetcher, converters)
+    finally:
+        converters.close()
 
 MB = 1024 * 1024
 CACHE_MB = 2.0
@@ -89,8 +100,8 @@ async def test_document_cache_counts_response_headers(origin: Origin) -> None:
     padding = {f"X-Padding-{i:02d}": HEADER_VALUE for i in range(HEADER_COUNT)}
     origin.route("/page", lambda ctx: ctx.send(Reply(200, PAGE_HTML, headers=padding)))
     chosen = settings(respect_robots=False)
-    async with Fetcher(chosen) as fetcher:
-        service = FetchService(chosen, fetcher)
+    async with Fetcher(chosen) as fetcher, AsyncExitStack() as stack:
+        service = stack.enter_context(fetch_service(chosen, fetcher))
         # Warm up: the converters' imports and first allocations are not the cache's.
         assert await fetch_all(service, [origin.url(f"/page?warm={n}") for n in range(20)]) == []
         before = resident_bytes()
@@ -115,8 +126,8 @@ async def test_document_cache_counts_long_urls(origin: Origin) -> None:
     origin.route("/page", lambda ctx: ctx.send(Reply(200, PAGE_HTML)))
     chosen = settings(respect_robots=False)
     padding = "q" * 4000
-    async with Fetcher(chosen) as fetcher:
-        service = FetchService(chosen, fetcher)
+    async with Fetcher(chosen) as fetcher, AsyncExitStack() as stack:
+        service = stack.enter_context(fetch_service(chosen, fetcher))
         assert await fetch_all(service, [origin.url(f"/page?warm={n}&{padding}") for n in range(20)]) == []
         before = resident_bytes()
         failures = await fetch_all(service, [origin.url(f"/page?n={n}&{padding}") for n in range(1000)])
@@ -207,8 +218,8 @@ async def test_robots_cache_is_bounded_by_bytes_with_astral_text(many_origins: l
     for origin in many_origins:
         serve_site(origin, robots)
     chosen = settings()
-    async with Fetcher(chosen) as fetcher:
-        service = FetchService(chosen, fetcher)
+    async with Fetcher(chosen) as fetcher, AsyncExitStack() as stack:
+        service = stack.enter_context(fetch_service(chosen, fetcher))
         await read_sites(service, many_origins[:4])  # warm-up
         before = resident_bytes()
         await read_sites(service, many_origins[4:])
@@ -244,8 +255,8 @@ async def test_robots_cache_is_bounded_by_bytes_with_dense_rules(many_origins: l
     for origin in sites:
         serve_site(origin, robots)
     chosen = settings()
-    async with Fetcher(chosen) as fetcher:
-        service = FetchService(chosen, fetcher)
+    async with Fetcher(chosen) as fetcher, AsyncExitStack() as stack:
+        service = stack.enter_context(fetch_service(chosen, fetcher))
         await read_sites(service, sites[:1])  # warm-up
         before = resident_bytes()
         await read_sites(service, sites[1:])

@@ -347,7 +347,7 @@ def test_accept_errors_are_logged_once_per_interval_and_the_server_recovers() ->
         assert 1 <= accept_errors <= 3, log[-3000:]
         assert len(log.encode()) < 20_000, log[-2000:]
         assert still_open == 0
-        assert recovered is not None
+        assert recovered is not None, log[-4000:]
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,6 @@ told it expired: pages of two versions are never stitched together.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -36,8 +35,8 @@ from mcp_server_web.fetch.client import Fetcher
 from mcp_server_web.fetch.guard import parse_url
 from mcp_server_web.fetch.pages import Page, slice_page
 from mcp_server_web.fetch.robots import ROBOTS_TIMEOUT, RobotsPolicy
-from mcp_server_web.fetch.types import SNAPSHOT_LENGTH, Converted, Document, FetchResponse, OutputFormat
-from mcp_server_web.fetch.workers import CONVERT, ConversionPool
+from mcp_server_web.fetch.types import Converted, Document, FetchResponse, OutputFormat
+from mcp_server_web.fetch.workers import ConversionPool
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +45,8 @@ ProgressReporter = Callable[[float, str], Awaitable[None]]
 
 # Share of the progress bar given to the download; conversion takes the rest.
 _DOWNLOAD_SHARE = 0.8
+# What a conversion worker runs (named, so only the workers import the conversion stack).
+CONVERSION_JOB = "mcp_server_web.fetch.snapshot:convert_identified"
 # A PDF gets at most this share of the fetch time limit for its text extraction.
 _PDF_TIME_SHARE = 0.5
 # MCP_WEB_CACHE_MAX_MB bounds all the fetch path caches together: robots.txt rules get this
@@ -163,8 +164,8 @@ class FetchService:
             # Past the limit (or when the caller goes away) the worker process is killed: a
             # pathological page costs at most this long, then nothing.
             with anyio.fail_after(self._settings.timeout):
-                converted: Converted = await self._converters.run(
-                    CONVERT,
+                outcome: tuple[Converted, str] = await self._converters.run(
+                    CONVERSION_JOB,
                     response,
                     output_format=output_format,
                     main_content=main_content,
@@ -175,8 +176,7 @@ class FetchService:
             raise ExtractionFailed(
                 f"converting {response.final_url} took longer than {self._settings.timeout:g} seconds."
             ) from None
-        # Encoding and hashing up to 10 MB of text takes tens of milliseconds: off the event loop.
-        snapshot = await anyio.to_thread.run_sync(_snapshot_id, response, converted)
+        converted, snapshot = outcome
         document = Document(
             url=url,
             final_url=response.final_url,
@@ -253,23 +253,6 @@ def _snapshot_key(
 ) -> tuple[str, str, str, bool, str]:
     """Where one snapshot is cached: only a request for the same URL, format and mode finds it."""
     return ("snapshot", url, output_format, main_content, snapshot)
-
-
-def _snapshot_id(response: FetchResponse, converted: Converted) -> str:
-    """Derived from everything a page of the document shows, so equal content keeps its id."""
-    digest = hashlib.blake2b(digest_size=SNAPSHOT_LENGTH // 2)
-    for part in (
-        response.final_url,
-        str(response.status),
-        converted.content_type,
-        converted.title or "",
-        str(converted.used_fallback),
-        *converted.warnings,
-        converted.text,
-    ):
-        digest.update(part.encode("utf-8", "surrogatepass"))
-        digest.update(b"\0")
-    return digest.hexdigest()
 
 
 def _reason(status: int) -> str:

@@ -50,16 +50,14 @@ RSS_SAMPLE_INTERVAL = 0.05
 """Seconds between two reads of a busy worker's memory."""
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
-# Modules the worker needs, imported once in the fork server so that every worker starts warm.
-CONVERT = "mcp_server_web.fetch.convert:convert"
-_PRELOAD = [CONVERT.partition(":")[0]]
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context(preload: list[str]) -> multiprocessing.context.BaseContext:
     methods = multiprocessing.get_all_start_methods()
     if "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(_PRELOAD)
+        # Imported once in the fork server, so that every worker starts warm.
+        context.set_forkserver_preload(preload)
         return context
     return multiprocessing.get_context("spawn")  # Windows
 
@@ -143,10 +141,19 @@ class _Worker:
     def pid(self) -> int:
         return int(self.process.pid)
 
-    def call(self, job: tuple[str, tuple[Any, ...], dict[str, Any]]) -> tuple[str, Any]:
-        """Send a job and wait for its outcome (blocking: run in a thread)."""
+    async def call(self, job: tuple[str, tuple[Any, ...], dict[str, Any]]) -> tuple[str, Any]:
+        """Send a job and wait for its outcome.
+
+        The worker is idle and reading, so the send goes at memory speed. The wait is on the
+        pipe itself (no thread held while a page converts); where the event loop cannot watch a
+        pipe (Windows), a thread waits instead.
+        """
         self.conn.send(job)
-        return self.conn.recv()  # type: ignore[no-any-return]
+        if os.name == "posix":
+            await anyio.wait_readable(self.conn.fileno())
+            # The outcome is written whole as soon as it is ready: reading it takes milliseconds.
+            return self.conn.recv()  # type: ignore[no-any-return]
+        return await anyio.to_thread.run_sync(self.conn.recv, abandon_on_cancel=True)  # type: ignore[no-any-return]
 
     def kill(self) -> None:
         """End the worker now, whatever it is doing. Never blocks the event loop.
@@ -182,8 +189,16 @@ class ConversionPool:
     worker counts against it, and a deadline that passes mid-conversion kills the worker.
     """
 
-    def __init__(self, size: int, *, memory_limit: int, log_level: int = logging.WARNING) -> None:
+    def __init__(
+        self,
+        size: int,
+        *,
+        memory_limit: int,
+        preload: tuple[str, ...] = (),
+        log_level: int = logging.WARNING,
+    ) -> None:
         self.size = size
+        self._preload = list(preload)
         self.memory_limit = memory_limit
         self._log_level = log_level
         self._limiter = anyio.CapacityLimiter(size)
@@ -210,10 +225,19 @@ class ConversionPool:
         return [worker.pid for worker in self._busy]
 
     async def warm_up(self) -> None:
-        """Start the fork server and one worker ahead of the first page."""
-        if not self._idle and not self._busy and not self._closed:
+        """Start the fork server and one worker ahead of the first page; never fails.
+
+        A failure here (out of descriptors or processes) only costs the first page the start,
+        where it is reported as that page's error: the server must come up either way.
+        """
+        if self._idle or self._busy or self._closed:
+            return
+        try:
             worker = await anyio.to_thread.run_sync(self._start)
-            self._idle.append(worker)
+        except ExtractionFailed as error:
+            logger.warning("could not start a page converter ahead of time: %s", error.message)
+            return
+        self._idle.append(worker)
 
     async def run(self, target: str, /, *args: Any, **kwargs: Any) -> Any:
         """``target(*args, **kwargs)`` in a worker process; its WebToolError re-raised here.
@@ -223,7 +247,7 @@ class ConversionPool:
         """
         self._closed = False
         async with self._limiter:
-            worker = self._idle.pop() if self._idle else await anyio.to_thread.run_sync(self._start)
+            worker = self._idle.pop() if self._idle else await self._new_worker()
             self._busy.add(worker)
             try:
                 status, value = await self._call(worker, (target, args, kwargs))
@@ -247,7 +271,7 @@ class ConversionPool:
         async def converse() -> None:
             # A worker that dies mid-job (killed for its memory, or crashed) closes the pipe.
             with contextlib.suppress(EOFError, OSError):
-                outcome.append(await anyio.to_thread.run_sync(worker.call, job, abandon_on_cancel=True))
+                outcome.append(await worker.call(job))
             tasks.cancel_scope.cancel()
 
         async def watch_memory() -> None:
@@ -271,11 +295,26 @@ class ConversionPool:
             raise ExtractionFailed("the converter stopped while reading this page.")
         return outcome[0]
 
+    async def _new_worker(self) -> _Worker:
+        if self._context is None:
+            # The first start launches the fork server and its imports: a fraction of a second.
+            return await anyio.to_thread.run_sync(self._start)
+        # Later ones are a fork of the warm fork server: about 2 ms, not worth a thread.
+        return self._start()
+
     def _start(self) -> _Worker:
-        with self._start_lock:
-            if self._context is None:
-                self._context = _context()
-            worker = _Worker(self._context, self._log_level)
+        try:
+            with self._start_lock:
+                if self._context is None:
+                    self._context = _context(self._preload)
+                worker = _Worker(self._context, self._log_level)
+        except (OSError, EOFError, ValueError) as error:
+            # Out of descriptors or processes (EMFILE, EAGAIN), or the fork server died.
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else type(error).__name__
+            raise ExtractionFailed(
+                f"no page converter could be started ({reason}); the server may be out of file "
+                "descriptors or processes."
+            ) from None
         worker.baseline_rss = rss_bytes(worker.pid)
         return worker
 

@@ -20,7 +20,7 @@ from mcp_server_web import __version__
 from mcp_server_web.config import Settings
 from mcp_server_web.fetch.client import Fetcher
 from mcp_server_web.fetch.guard import Resolver
-from mcp_server_web.fetch.service import FetchService
+from mcp_server_web.fetch.service import CONVERSION_JOB, FetchService
 from mcp_server_web.fetch.workers import ConversionPool
 from mcp_server_web.providers.registry import LazyChain
 from mcp_server_web.server import tools
@@ -87,6 +87,7 @@ def conversion_pool(settings: Settings) -> ConversionPool:
     return ConversionPool(
         max(2, os.cpu_count() or 2),
         memory_limit=settings.conversion_max_bytes,
+        preload=(CONVERSION_JOB.partition(":")[0],),
         log_level=logging.getLevelName(settings.log_level.upper()),
     )
 

@@ -1,0 +1,36 @@
+"""The job a conversion worker runs: a response converted, and the id of that version.
+
+Runs in the worker process (see workers.py), where the text already is: hashing up to 10 MB of
+text there costs the server's event loop nothing and needs no thread of the server's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from mcp_server_web.fetch.convert import convert
+from mcp_server_web.fetch.types import SNAPSHOT_LENGTH, Converted, FetchResponse
+
+
+def convert_identified(response: FetchResponse, **options: Any) -> tuple[Converted, str]:
+    """``convert(response, **options)`` and the snapshot id of what it made."""
+    converted = convert(response, **options)
+    return converted, snapshot_id(response, converted)
+
+
+def snapshot_id(response: FetchResponse, converted: Converted) -> str:
+    """Derived from everything a page of the document shows, so equal content keeps its id."""
+    digest = hashlib.blake2b(digest_size=SNAPSHOT_LENGTH // 2)
+    for part in (
+        response.final_url,
+        str(response.status),
+        converted.content_type,
+        converted.title or "",
+        str(converted.used_fallback),
+        *converted.warnings,
+        converted.text,
+    ):
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+    return digest.hexdigest()
