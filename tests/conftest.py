@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.fakes.base import FakeProvider
+from tests.support.fakes.base import FakeProvider, running
 from tests.support.fakes.brave import FakeBrave
 from tests.support.fakes.duckduckgo import FakeDuckDuckGo
 from tests.support.fakes.exa import FakeExa
@@ -30,10 +30,5 @@ def fakes() -> Iterator[dict[str, FakeProvider]]:
         "searxng": FakeSearxng(),
         "duckduckgo": FakeDuckDuckGo(),
     }
-    for fake in made.values():
-        fake.__enter__()
-    try:
+    with running(made):
         yield made
-    finally:
-        for fake in made.values():
-            fake.__exit__(None, None, None)

@@ -34,6 +34,7 @@ from mcp_server_web.server.app import build_server, converters_of
 from tests.server.conftest import error_code, fenced_text, make_settings, text_of
 from tests.support.http_server import RunningServer, http_client, running_http_server
 from tests.support.load import Sampler
+from tests.support.messages import INITIALIZE, INITIALIZED, tool_call
 from tests.support.origin import Origin, RequestContext
 from tests.support.proctree import descendants, read_tree
 
@@ -78,15 +79,6 @@ MCP_HEADERS = {
     "Accept": "application/json, text/event-stream",
     "Content-Type": "application/json",
 }
-
-
-def tool_call(number: int, url: str) -> dict[str, object]:
-    return {
-        "jsonrpc": "2.0",
-        "id": number,
-        "method": "tools/call",
-        "params": {"name": "web_fetch", "arguments": {"url": url}},
-    }
 
 
 def serve_any_query(origin: Origin, path: str, html: str) -> str:
@@ -320,7 +312,9 @@ async def test_calls_abandoned_by_their_clients_stop_their_conversions() -> None
             async with httpx.AsyncClient(timeout=httpx.Timeout(10, read=1.0)) as hanging_up:
                 with pytest.raises(httpx.ReadTimeout):
                     await hanging_up.post(
-                        server.url, json=tool_call(number, f"{slow}?n={number}"), headers=MCP_HEADERS
+                        server.url,
+                        json=tool_call(number, "web_fetch", {"url": f"{slow}?n={number}"}),
+                        headers=MCP_HEADERS,
                     )
         took = await settle(server, baseline.processes, baseline.threads, baseline.rss_mib + 64)
         print(f"\n10 abandoned slow conversions: back to baseline in {took:.1f} s ({baseline})")
@@ -408,7 +402,9 @@ async def test_killing_the_server_leaves_no_conversion_process_behind() -> None:
                 # Its server is about to die: the call's failure is expected, not the point.
                 with contextlib.suppress(httpx.HTTPError):
                     async with httpx.AsyncClient(timeout=30) as raw:
-                        await raw.post(server.url, json=tool_call(1, slow), headers=MCP_HEADERS)
+                        await raw.post(
+                            server.url, json=tool_call(1, "web_fetch", {"url": slow}), headers=MCP_HEADERS
+                        )
 
             # Mid-conversion, the worst moment: a worker busy for seconds more.
             tasks.start_soon(doomed_call)
@@ -431,25 +427,7 @@ async def test_stdio_end_of_input_stops_every_worker(origin: Origin) -> None:
         [sys.executable, "-m", "mcp_server_web"],
         env={**os.environ, "MCP_WEB_ALLOW_CIDRS": "127.0.0.1/32", "MCP_WEB_LOG_LEVEL": "warning"},
     )
-    messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "web_fetch", "arguments": {"url": url}},
-        },
-    ]
+    messages = [INITIALIZE, INITIALIZED, tool_call(2, "web_fetch", {"url": url})]
     assert process.stdin is not None and process.stdout is not None
     await process.stdin.send(b"".join(json.dumps(message).encode() + b"\n" for message in messages))
     received = b""

@@ -42,6 +42,7 @@ from mcp_server_web.config import Settings
 from mcp_server_web.server.connections import front_door_limits
 from tests.server.conftest import fenced_text, text_of
 from tests.support.http_server import free_port, http_client
+from tests.support.messages import INITIALIZE
 from tests.support.origin import Origin
 from tests.support.samples import ARTICLE_TITLE, article_html
 
@@ -526,18 +527,7 @@ class StdioServer:
 def stdio_server() -> Iterator[StdioServer]:
     server = StdioServer()
     server.send(
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "front-door-test", "version": "0"},
-                },
-            }
-        ).encode()
+        json.dumps(INITIALIZE).encode()
     )
     assert server.reply(30)["id"] == 1
     server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')

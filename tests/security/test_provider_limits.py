@@ -38,7 +38,7 @@ from mcp_server_web.logs import configure_logging
 from mcp_server_web.providers.redact import Redactor, url_secrets
 from mcp_server_web.server.app import build_server
 from tests.server.conftest import error_code, text_of
-from tests.support.fakes.base import FakeProvider, sample_results, settings_for
+from tests.support.fakes.base import FakeProvider, running, sample_results, settings_for
 from tests.support.fakes.brave import WEB_PATH, FakeBrave
 from tests.support.fakes.duckduckgo import FakeDuckDuckGo
 from tests.support.fakes.exa import FakeExa
@@ -89,13 +89,8 @@ def fakes() -> Iterator[Fakes]:
         searxng=FakeSearxng(),
         duckduckgo=FakeDuckDuckGo(),
     )
-    for fake in made.values():
-        fake.__enter__()
-    try:
+    with running(made):
         yield made
-    finally:
-        for fake in made.values():
-            fake.__exit__(None, None, None)
 
 
 @pytest.fixture

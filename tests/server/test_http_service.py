@@ -14,20 +14,11 @@ import pytest
 
 from tests.server.conftest import error_code, text_of
 from tests.support.http_server import RunningServer, http_client, running_http_server
+from tests.support.messages import INITIALIZE
 from tests.support.origin import Origin, Reply, RequestContext
 from tests.support.samples import article_html
 
 TOKEN = "test-token-8d1f2c"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 

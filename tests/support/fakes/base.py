@@ -18,9 +18,10 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from mcp_server_web.config import Settings
@@ -401,3 +402,18 @@ def settings_for(fakes: dict[str, FakeProvider], **overrides: Any) -> Settings:
         values.update(fake.settings())
     values.update(overrides)
     return Settings(**values)
+
+
+FakesT = TypeVar("FakesT", bound=Mapping[str, "FakeProvider"])
+
+
+@contextmanager
+def running(fakes: FakesT) -> Iterator[FakesT]:
+    """Every fake of ``fakes`` serving on 127.0.0.1 for the block, and stopped after it."""
+    for fake in fakes.values():
+        fake.__enter__()
+    try:
+        yield fakes
+    finally:
+        for fake in fakes.values():
+            fake.__exit__(None, None, None)
