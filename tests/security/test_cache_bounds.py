@@ -109,6 +109,10 @@ async def test_document_cache_counts_response_headers(origin: Origin) -> None:
         after = resident_bytes()
         held = service.cache.current_bytes
         entries = len(service.cache)
+        # FetchService keeps each download as ("response", url) (fetch/service.py).
+        responses = sum(
+            1 for n in range(PAGES) if service.cache.get(("response", origin.url(f"/page?n={n}"))) is not None
+        )
     assert failures == []
     assert origin.hits("/page") == PAGES + 20
     growth = after - before
@@ -117,8 +121,10 @@ async def test_document_cache_counts_response_headers(origin: Origin) -> None:
     # The whole budget may be full, plus allocator slack; not ~1,400 copies of 90 KB of headers.
     assert growth <= 4 * budget, f"RSS grew {growth / MB:.1f} MB for a {budget / MB:.0f} MB cache"
     assert held <= budget
-    # Each cached response really keeps its ~90 KB of headers: the count must see them.
-    assert entries * 30_000 <= held + 30_000, f"{entries} entries counted as only {held} bytes"
+    # Each cached response really keeps its ~90 KB of headers: the count must see them. (Entries
+    # also include the small documents and each URL's pointer to its current snapshot.)
+    assert responses >= 1
+    assert responses * 90_000 <= held, f"{responses} responses of {entries} entries counted as {held} bytes"
 
 
 async def test_document_cache_counts_long_urls(origin: Origin) -> None:
@@ -258,18 +264,23 @@ async def test_robots_cache_is_bounded_by_bytes_with_dense_rules(many_origins: l
     async with Fetcher(chosen) as fetcher, AsyncExitStack() as stack:
         service = stack.enter_context(fetch_service(chosen, fetcher))
         await read_sites(service, sites[:1])  # warm-up
-        before = resident_bytes()
-        await read_sites(service, sites[1:])
-        after = resident_bytes()
-        growth = after - before
+        # What stays alive, as tracemalloc counts it: RSS would also count what glibc holds back
+        # in the worker threads' arenas after each parse (20-75 MB measured, varying with how
+        # many threads the pool has), which is no object anyone keeps.
+        gc.collect()
+        tracemalloc.start()
+        try:
+            await read_sites(service, sites[1:])
+            gc.collect()
+            growth, _ = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
         print(
-            f"dense robots: growth {growth / MB:.1f} MB for {len(sites) - 1} origins, "
+            f"dense robots: {growth / MB:.1f} MB kept after {len(sites) - 1} origins, "
             f"{one_file / MB:.1f} MB of rules each"
         )
-        # Kept, the four files' rules would be 4 x one_file (the old code: +115 MB). Not kept, what
-        # remains is what glibc holds back in the worker threads' arenas after the parses (~24 MB
-        # measured): half of that cost is the limit.
-        assert growth <= 2 * one_file, f"RSS grew {growth / MB:.1f} MB"
+        # Kept, the four files' rules would be 4 x one_file (the old code: +115 MB of RSS).
+        assert growth <= one_file // 2, f"{growth / MB:.1f} MB kept"
         held, bound = robots_cache_bytes(service)
         entries = len(service.robots.cache)  # type: ignore[union-attr]
     assert held <= bound and entries == 0  # larger than the whole robots cache: obeyed, not kept

@@ -185,8 +185,10 @@ async def test_search_results_cannot_close_the_fence(fakes: dict[str, FakeProvid
         assert text.startswith('Results for "rivers" from brave')
     assert second.structured_content["cached"] is True
     assert ids[0] != ids[1]
-    # Structured content stays the raw data: the snippet as the provider sent it, no fence.
-    assert FAKE_CLOSE in first.structured_content["results"][0]["snippet"]
+    # Structured content stands outside any fence: the provider's words are one clean line there,
+    # with the forged tag defaced (the fenced listing above keeps them as sent).
+    snippet = first.structured_content["results"][0]["snippet"]
+    assert FAKE_CLOSE not in snippet and FAKE_CLOSE.replace("<", "‹") in snippet
     assert ids[0] not in json.dumps(first.structured_content)
 
 

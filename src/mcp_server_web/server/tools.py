@@ -147,8 +147,11 @@ async def web_search(
         attempts=[AttemptOut(**asdict(attempt)) for attempt in answer.attempts],
         cached=answer.cached,
     )
+    # The fenced listing shows the results as the provider sent them (a fence leaves its text
+    # untouched); the structured fields stand outside any fence, so they are the cleaned lines.
+    as_sent = output.model_copy(update={"results": [SearchResultOut(**asdict(r)) for r in answer.results]})
     return CallToolResult(
-        content=[TextContent(type="text", text=render_search_answer(output))],
+        content=[TextContent(type="text", text=render_search_answer(as_sent))],
         structured_content=output.model_dump(mode="json"),
     )
 
