@@ -38,7 +38,7 @@ import pytest
 from mcp import Client
 from mcp_types import CallToolResult
 
-from mcp_server_web.server.app import build_server
+from mcp_server_web.server.app import build_server, conversion_pool
 from tests.server.conftest import error_code, make_settings, text_of
 from tests.support import hostile
 from tests.support.hostile import HostileServer
@@ -602,6 +602,20 @@ async def test_hostile_server(case: Case) -> None:
             f"  idle cpu {measured.idle_cpu:.2f} s  fds {measured.fds_before}->{measured.fds_after}"
             f"  hostile connections {measured.connections}"
         )
+
+
+@pytest.fixture(autouse=True, scope="module")
+def conversion_process_singletons() -> None:
+    """Start multiprocessing's fork server and resource tracker before any baseline is taken.
+
+    They are process-wide and live as long as the test process (two descriptors between them);
+    whichever case started them first would otherwise count them as descriptors it leaked.
+    """
+    pool = conversion_pool(make_settings())
+    try:
+        asyncio.run(pool.warm_up())
+    finally:
+        pool.close()
 
 
 async def run_case(case: Case, settings: dict[str, Any], measured: Measured) -> None:
