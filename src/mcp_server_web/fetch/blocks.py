@@ -164,6 +164,10 @@ def tokens_of(text: str) -> list[str]:
 HIDDEN_WEIGHT = 0.5
 MAX_GRAM_REPEATS = 50
 """Word trigrams occurring more often than this in an output are too common to place a block."""
+COMMON_CREDIT_MIN_TOKENS = 30
+"""A run of at least this many words counts the trigrams too common to place it as found, once
+its own words place it (see _places); shorter runs are lines every post or card repeats (a
+byline, "Reply Quote"), which that would count as kept."""
 _MIN_MATCH = 0.3
 """A block is placed in the output only where at least this share of its trigrams line up."""
 
@@ -217,15 +221,24 @@ def _places(
         return []
     needed = _MIN_MATCH * (n - 2)
     offsets: list[int] = []  # output position - run position, per trigram found
+    common = 0  # trigrams the output holds too often to place the run by, but holds
     get = grams.get
     for i, gram in enumerate(run.grams):
         found = get(gram)
-        if found is not None and len(found) <= MAX_GRAM_REPEATS:
-            if len(found) == 1:
-                offsets.append(found[0] - i)
-            else:
-                offsets.extend(place - i for place in found)
-    if len(offsets) < needed:
+        if found is None:
+            continue
+        if len(found) > MAX_GRAM_REPEATS:
+            common += 1
+        elif len(found) == 1:
+            offsets.append(found[0] - i)
+        else:
+            offsets.extend(place - i for place in found)
+    # Text repeated all along the output (a long tail every paragraph shares) cannot place a
+    # run, but it is in the output: once the run's own words place it, it counts as found, or
+    # paragraphs that differ only in a few words would all count as missing.
+    if n < COMMON_CREDIT_MIN_TOKENS:
+        common = 0
+    if not offsets or len(offsets) + common < needed:
         return []
     offsets.sort()
     tolerance = max(3, n // 10)  # what the other extractor inserted or dropped shifts the offset
@@ -233,7 +246,7 @@ def _places(
     first = 0
     for last in range(1, len(offsets) + 1):
         if last == len(offsets) or offsets[last] - offsets[last - 1] > tolerance:
-            hits = min(last - first, n - 2)
+            hits = min(last - first + common, n - 2)
             if hits >= needed:
                 start = offsets[(first + last) // 2]
                 places.append((k, start, start + n, hits))
