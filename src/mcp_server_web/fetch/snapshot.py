@@ -10,19 +10,29 @@ import hashlib
 from typing import Any
 
 from mcp_server_web.fetch.convert import convert
-from mcp_server_web.fetch.types import SNAPSHOT_LENGTH, Converted, FetchResponse
+from mcp_server_web.fetch.types import SNAPSHOT_LENGTH, Converted, FetchResponse, OutputFormat
 
 
-def convert_identified(response: FetchResponse, **options: Any) -> tuple[Converted, str]:
-    """``convert(response, **options)`` and the snapshot id of what it made."""
-    converted = convert(response, **options)
-    return converted, snapshot_id(response, converted)
+def convert_identified(
+    response: FetchResponse, *, output_format: OutputFormat, main_content: bool, **options: Any
+) -> tuple[Converted, str]:
+    """``convert(response, ...)`` and the snapshot id of what it made."""
+    converted = convert(response, output_format=output_format, main_content=main_content, **options)
+    return converted, snapshot_id(response, converted, output_format, main_content)
 
 
-def snapshot_id(response: FetchResponse, converted: Converted) -> str:
-    """Derived from everything a page of the document shows, so equal content keeps its id."""
+def snapshot_id(
+    response: FetchResponse, converted: Converted, output_format: OutputFormat, main_content: bool
+) -> str:
+    """Derived from everything a page of the document shows, so equal content keeps its id.
+
+    The format and the main-content mode count too: an id names one document of one URL, and a
+    request in another mode never reads it, even when both readings happen to be the same text.
+    """
     digest = hashlib.blake2b(digest_size=SNAPSHOT_LENGTH // 2)
     for part in (
+        output_format,
+        str(main_content),
         response.final_url,
         str(response.status),
         converted.content_type,
