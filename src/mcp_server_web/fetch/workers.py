@@ -172,7 +172,6 @@ class PoolStatus:
     capacity: int
     busy: int
     waiting: int
-    workers: int
     killed: int
     """Workers killed so far because their call gave up or their memory passed the cap."""
 
@@ -207,6 +206,7 @@ class ConversionPool:
         self._context: multiprocessing.context.BaseContext | None = None
         self._start_lock = threading.Lock()
         self._killed = 0
+        self._forked = False
         self._closed = False
 
     def status(self) -> PoolStatus:
@@ -214,12 +214,8 @@ class ConversionPool:
             capacity=self.size,
             busy=len(self._busy),
             waiting=int(self._limiter.statistics().tasks_waiting),
-            workers=len(self._idle) + len(self._busy),
             killed=self._killed,
         )
-
-    def worker_pids(self) -> list[int]:
-        return [worker.pid for worker in (*self._idle, *self._busy)]
 
     def busy_pids(self) -> list[int]:
         return [worker.pid for worker in self._busy]
@@ -296,8 +292,9 @@ class ConversionPool:
         return outcome[0]
 
     async def _new_worker(self) -> _Worker:
-        if self._context is None:
-            # The first start launches the fork server and its imports: a fraction of a second.
+        if not self._forked:
+            # The first start launches the fork server and its imports (a fraction of a second),
+            # and one may be under way in the warm-up, holding the lock: not on the event loop.
             return await anyio.to_thread.run_sync(self._start)
         # Later ones are a fork of the warm fork server: about 2 ms, not worth a thread.
         return self._start()
@@ -316,6 +313,7 @@ class ConversionPool:
                 "descriptors or processes."
             ) from None
         worker.baseline_rss = rss_bytes(worker.pid)
+        self._forked = True
         return worker
 
     def _keep_or_retire(self, worker: _Worker) -> None:

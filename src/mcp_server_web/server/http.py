@@ -41,7 +41,8 @@ from mcp_server_web.server.middleware import TOOLS_QUERY_PARAMETER, parse_tool_s
 
 logger = logging.getLogger(__name__)
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+# As parse_host gives them: an IPv6 address is only ever compared in brackets.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 HEALTH_PATH = "/healthz"
 
 
