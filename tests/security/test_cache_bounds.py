@@ -42,6 +42,7 @@ def fetch_service(chosen: Settings, fetcher: Fetcher) -> Iterator[FetchService]:
     finally:
         converters.close()
 
+
 MB = 1024 * 1024
 CACHE_MB = 2.0
 LOOPBACK = (ip_network("127.0.0.1/32"),)

@@ -526,9 +526,7 @@ class StdioServer:
 @pytest.fixture
 def stdio_server() -> Iterator[StdioServer]:
     server = StdioServer()
-    server.send(
-        json.dumps(INITIALIZE).encode()
-    )
+    server.send(json.dumps(INITIALIZE).encode())
     assert server.reply(30)["id"] == 1
     server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
     try:
@@ -612,8 +610,17 @@ def header_server() -> Iterator[Served]:
 
 @pytest.mark.parametrize(
     "host",
-    ["localhost:evil", "127.0.0.1:1@evil.com", "127.0.0.1:99999", "127.0.0.1:", "[::1]x", "evil.com:8000",
-     "127.0.0.1:8000/x", "127.0.0.1 :80", "localhost:80:80"],
+    [
+        "localhost:evil",
+        "127.0.0.1:1@evil.com",
+        "127.0.0.1:99999",
+        "127.0.0.1:",
+        "[::1]x",
+        "evil.com:8000",
+        "127.0.0.1:8000/x",
+        "127.0.0.1 :80",
+        "localhost:80:80",
+    ],
 )
 def test_malformed_or_foreign_host_is_refused(header_server: Served, host: str) -> None:
     assert _status(header_server.base, Host=host) == 421
@@ -626,9 +633,19 @@ def test_legitimate_host_is_accepted(header_server: Served, host: str) -> None:
 
 @pytest.mark.parametrize(
     "origin",
-    ["http://127.0.0.1:1.evil.com", "http://localhost:evil", "http://127.0.0.1:1@evil.com",
-     "http://localhost/path", "http://localhost:6274/", "http://evil.com", "null", "localhost",
-     "http://localhost:6274?x", "ftp://localhost", "http://user@localhost"],
+    [
+        "http://127.0.0.1:1.evil.com",
+        "http://localhost:evil",
+        "http://127.0.0.1:1@evil.com",
+        "http://localhost/path",
+        "http://localhost:6274/",
+        "http://evil.com",
+        "null",
+        "localhost",
+        "http://localhost:6274?x",
+        "ftp://localhost",
+        "http://user@localhost",
+    ],
 )
 def test_malformed_or_foreign_origin_is_refused(header_server: Served, origin: str) -> None:
     assert _status(header_server.base, Host="127.0.0.1", Origin=origin) == 403

@@ -51,7 +51,6 @@ RSS_SAMPLE_INTERVAL = 0.05
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-
 def _context(preload: list[str]) -> multiprocessing.context.BaseContext:
     methods = multiprocessing.get_all_start_methods()
     if "forkserver" in methods:

@@ -184,7 +184,8 @@ class EndpointGuard:
             # carries anything and never ends (and holds SIGTERM for the whole grace period).
             # The transport's answer for "no such stream" is 405.
             return _json_error(
-                405, "this server is stateless and offers no stream on GET; POST JSON-RPC requests here.",
+                405,
+                "this server is stateless and offers no stream on GET; POST JSON-RPC requests here.",
                 {"Allow": "POST"},
             )
         return None
