@@ -2,23 +2,35 @@ from __future__ import annotations
 
 import json
 
-import lxml.html
-
-from mcp_server_web.fetch.embedded import inspect_shell, recover_embedded_text
+from mcp_server_web.fetch.embedded import (
+    PageScripts,
+    ShellReport,
+    inspect_shell,
+    recover_embedded_text,
+)
+from mcp_server_web.fetch.extract import extract_html
 from tests.support.samples import article_html, json_ld_shell, next_data_shell
 
 
-def parse(page: str) -> lxml.html.HtmlElement:
-    return lxml.html.document_fromstring(page)
+def parse(page: str) -> PageScripts:
+    scripts = extract_html(page, "https://example.com/", output_format="text", main_content=True).scripts
+    assert scripts is not None
+    return scripts
+
+
+def shell(page: str) -> ShellReport:
+    result = extract_html(page, "https://example.com/", output_format="text", main_content=True)
+    assert result.scripts is not None
+    return inspect_shell(result.scripts, result.visible_chars)
 
 
 def test_shells_are_recognised_and_articles_are_not() -> None:
-    assert inspect_shell(parse(next_data_shell())).is_shell
-    report = inspect_shell(parse(json_ld_shell()))
+    assert shell(next_data_shell()).is_shell
+    report = shell(json_ld_shell())
     assert report.is_shell and report.mount_point and report.script_chars > 1000
-    assert not inspect_shell(parse(article_html())).is_shell
+    assert not shell(article_html()).is_shell
     # Little text but no mount point and no heavy script: a short page, not a shell.
-    assert not inspect_shell(parse("<html><body><p>Short note.</p></body></html>")).is_shell
+    assert not shell("<html><body><p>Short note.</p></body></html>").is_shell
 
 
 def test_recovers_prose_in_order_from_hydration_data() -> None:

@@ -11,12 +11,9 @@ import logging
 import re
 from dataclasses import replace
 
-import lxml.html
-from lxml import etree
-
 from mcp_server_web.errors import ExtractionFailed, UnsupportedContentType
 from mcp_server_web.fetch.charset import decode_text, without_controls
-from mcp_server_web.fetch.embedded import inspect_shell, recover_embedded_text
+from mcp_server_web.fetch.embedded import PageScripts, ShellReport, inspect_shell, recover_embedded_text
 from mcp_server_web.fetch.extract import extract_html
 from mcp_server_web.fetch.pdf import pdf_to_text
 from mcp_server_web.fetch.sniff import ContentKind, classify, valid_media_type
@@ -113,8 +110,11 @@ def _convert(
         result = extract_html(
             decoded, response.final_url, output_format=output_format, main_content=main_content
         )
-        if len(result.text) < _SHELL_CHECK_BELOW:
-            rescued = _script_rendered(decoded, result.text, result.title, media_type, output_format)
+        if len(result.text) < _SHELL_CHECK_BELOW and result.scripts is not None:
+            shell = inspect_shell(result.scripts, result.visible_chars)
+            rescued = _script_rendered(
+                shell, result.scripts, result.text, result.title, media_type, output_format
+            )
             if rescued is not None:
                 return rescued
         if not result.text.strip():
@@ -143,18 +143,18 @@ def _convert(
 
 
 def _script_rendered(
-    decoded: str, extracted: str, title: str | None, media_type: str, output_format: OutputFormat
+    shell: ShellReport,
+    scripts: PageScripts,
+    extracted: str,
+    title: str | None,
+    media_type: str,
+    output_format: OutputFormat,
 ) -> Converted | None:
     """For a page with little text: its embedded data's prose, or the little text with a warning.
 
     None when the page is simply short (not a JavaScript shell and nothing embedded to recover).
     """
-    try:
-        root = lxml.html.document_fromstring(decoded)
-    except (etree.ParserError, ValueError):
-        return None
-    shell = inspect_shell(root)
-    recovered = recover_embedded_text(root) if shell.is_shell or not extracted.strip() else None
+    recovered = recover_embedded_text(scripts) if shell.is_shell or not extracted.strip() else None
     if recovered is not None and len(recovered.text) > len(extracted):
         warning = (
             "This page is rendered by JavaScript in the browser; its text was recovered from data "

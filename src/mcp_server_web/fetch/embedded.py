@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import lxml.html
+from lxml import etree
 
 # Mount points of the common client-side frameworks.
 _MOUNT_POINTS = ("root", "app", "__next", "__nuxt", "___gatsby", "svelte", "main-app", "application")
-_MOUNT_XPATH = (
-    " | ".join(f"//*[@id='{name}']" for name in _MOUNT_POINTS) + " | //app-root | //*[@data-reactroot]"
+_MOUNT = etree.XPath(
+    "//*[" + " or ".join(f"@id='{name}'" for name in _MOUNT_POINTS) + " or @data-reactroot] | //app-root"
 )
+_STRING_LENGTH = etree.XPath("string-length(string(.))")
 # Data blobs frameworks embed for hydration: script ids, and JSON script types.
 _DATA_SCRIPT_IDS = (
     "__NEXT_DATA__",
@@ -42,6 +44,26 @@ SHELL_MAX_TEXT = 300
 
 
 @dataclass(frozen=True, slots=True)
+class Script:
+    """A script that may carry the page's content as data (JSON-LD, a hydration blob)."""
+
+    id: str
+    type: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PageScripts:
+    """A page's scripts and mount points, which tell a JavaScript shell apart, and the data it may
+    carry: read from the page as parsed, before its scripts are cleaned away, so that nothing
+    has to parse the page again."""
+
+    script_chars: int
+    mount_point: bool
+    data_scripts: tuple[Script, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ShellReport:
     is_shell: bool
     visible_chars: int
@@ -49,25 +71,32 @@ class ShellReport:
     mount_point: bool
 
 
-def inspect_shell(root: lxml.html.HtmlElement) -> ShellReport:
-    """Is this page a JavaScript shell? Looks at the visible text, the scripts and mount points."""
-    body = root.find("body")
-    scope = body if body is not None else root
-    script_chars = sum(len(script.text or "") for script in root.iter("script"))
-    visible = 0
-    for element in scope.iter():
-        if element.tag in ("script", "style", "noscript", "template") or not isinstance(element.tag, str):
-            continue
-        visible += len((element.text or "").strip())
-        if element.getparent() is not None and element.getparent().tag not in ("script", "style", "noscript"):
-            visible += len((element.tail or "").strip())
-    mount = bool(root.xpath(_MOUNT_XPATH))
-    heavy_scripts = script_chars > 20 * max(visible, 1)
-    return ShellReport(
-        is_shell=visible < SHELL_MAX_TEXT and (mount or heavy_scripts),
-        visible_chars=visible,
+def page_scripts(root: lxml.html.HtmlElement) -> PageScripts:
+    """The page's scripts, mount points and data scripts (see PageScripts). Only the data
+    scripts' text is copied out of the tree."""
+    script_chars = 0
+    data_scripts: list[Script] = []
+    for script in root.iter("script"):
+        script_chars += int(_STRING_LENGTH(script))
+        script_id = script.get("id") or ""
+        kind = (script.get("type") or "").strip().lower()
+        if kind in ("application/ld+json", "application/json") or script_id in _DATA_SCRIPT_IDS:
+            data_scripts.append(Script(script_id, kind, script.text or ""))
+    return PageScripts(
         script_chars=script_chars,
-        mount_point=mount,
+        mount_point=bool(_MOUNT(root)),
+        data_scripts=tuple(data_scripts),
+    )
+
+
+def inspect_shell(scripts: PageScripts, visible_chars: int) -> ShellReport:
+    """Is this page a JavaScript shell? Little visible text, and a mount point or a lot of script."""
+    heavy_scripts = scripts.script_chars > 20 * max(visible_chars, 1)
+    return ShellReport(
+        is_shell=visible_chars < SHELL_MAX_TEXT and (scripts.mount_point or heavy_scripts),
+        visible_chars=visible_chars,
+        script_chars=scripts.script_chars,
+        mount_point=scripts.mount_point,
     )
 
 
@@ -79,27 +108,24 @@ class Recovered:
     """Where it came from, for the warning (e.g. "JSON-LD articleBody", "__NEXT_DATA__")."""
 
 
-def recover_embedded_text(root: lxml.html.HtmlElement) -> Recovered | None:
+def recover_embedded_text(scripts: PageScripts) -> Recovered | None:
     """The page's prose from its embedded data, or None when there is none worth returning."""
-    for script in root.iter("script"):
-        kind = (script.get("type") or "").lower()
-        if kind == "application/ld+json":
-            recovered = _from_json_ld(script.text or "")
+    for script in scripts.data_scripts:
+        if script.type == "application/ld+json":
+            recovered = _from_json_ld(script.text)
             if recovered is not None:
                 return recovered
-    for script in root.iter("script"):
-        script_id = script.get("id") or ""
-        kind = (script.get("type") or "").lower()
-        if script_id in _DATA_SCRIPT_IDS or (
-            kind == "application/json" and len(script.text or "") > _MIN_PROSE
+    for script in scripts.data_scripts:
+        if script.id in _DATA_SCRIPT_IDS or (
+            script.type == "application/json" and len(script.text) > _MIN_PROSE
         ):
-            data = _loads(script.text or "")
+            data = _loads(script.text)
             if data is None:
                 continue
             pieces = _prose_pieces(data)
             if pieces:
                 # A page chooses any other id: name only the well-known ones in our warning.
-                source = script_id if script_id in _DATA_SCRIPT_IDS else "an application/json script"
+                source = script.id if script.id in _DATA_SCRIPT_IDS else "an application/json script"
                 return Recovered(title=_first_title(data), text="\n\n".join(pieces), source=source)
     return None
 

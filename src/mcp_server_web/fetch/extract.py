@@ -26,6 +26,7 @@ from readability import Document
 from readability.readability import Unparseable
 
 from mcp_server_web.fetch.blocks import Block, Page, coverage, prune, segment
+from mcp_server_web.fetch.embedded import PageScripts, page_scripts
 from mcp_server_web.fetch.html_tree import (
     HIDDEN,
     body_of,
@@ -83,17 +84,25 @@ class ExtractResult:
     """The main content is the page's main region (a listing, product or forum page, ...), not an
     article; see selection.py."""
     warnings: tuple[str, ...] = ()
+    scripts: PageScripts | None = None
+    """The page's scripts as parsed (to tell a JavaScript shell apart, and the data it carries)."""
+    visible_chars: int = 0
+    """The page's visible text, in characters (before any of it was set aside as not main content)."""
 
 
 def extract_html(
     html: str, base_url: str, *, output_format: OutputFormat, main_content: bool
 ) -> ExtractResult:
-    """Convert an HTML document to ``output_format``; only its main content if ``main_content``."""
+    """Convert an HTML document to ``output_format``; only its main content if ``main_content``.
+
+    The document is parsed once; everything below reads or cuts down that one tree (and the
+    copies the extractors make of it for themselves).
+    """
     root = parse_html(html)
     if root is None:
         return ExtractResult(text="", title=None)
     title = page_title(root)
-    used_fallback = False
+    scripts = page_scripts(root)
     warnings: tuple[str, ...] = ()
     elements = int(_ELEMENT_COUNT(root))
     if main_content and elements > MAIN_CONTENT_MAX_ELEMENTS:
@@ -102,28 +111,34 @@ def extract_html(
             f"The page has {elements:,} HTML elements, too many to pick out its main content "
             f"(at most {MAIN_CONTENT_MAX_ELEMENTS:,}); the whole page was converted.",
         )
-    if main_content:
-        # trafilatura reads the page as parsed: its rules look at forms, hidden elements,
-        # comment sections and the like, which our clean-up changes.
-        raw = copy.deepcopy(root)
-        clean_tree(root, base_url, keep_hidden=True)
-        reading = _keep_main_content(root, raw, base_url)
-        visible = reading.visible_chars
-        used_fallback = not reading.article
-        if not reading.kept_any and visible:
-            # Nothing was told apart as main content, yet the page has text: the whole page
-            # rather than nothing (or an extraction failure).
-            whole = extract_html(html, base_url, output_format=output_format, main_content=False)
-            note = (
-                f"No main content could be told apart from the rest of the page ({visible:,} characters "
-                "of visible text); the whole page was converted."
-            )
-            return replace(whole, warnings=(*whole.warnings, note))
-        warnings = (*warnings, *_sliver_warning(reading, visible))
-    else:
+    if not main_content:
         clean_tree(root, base_url)
+        body = body_of(root)
+        text = render_element(body, output_format)
+        return ExtractResult(
+            text=text, title=title, warnings=warnings, scripts=scripts, visible_chars=text_chars(body)
+        )
+    reading = _keep_main_content(root, base_url)
+    if not reading.kept_any and reading.visible_chars:
+        # Nothing was told apart as main content, yet the page has text: the whole page rather
+        # than nothing (or an extraction failure). The tree was cut down already; this rare
+        # case parses the page a second time.
+        whole = extract_html(html, base_url, output_format=output_format, main_content=False)
+        note = (
+            "No main content could be told apart from the rest of the page "
+            f"({reading.visible_chars:,} characters of visible text); the whole page was converted."
+        )
+        return replace(whole, warnings=(*whole.warnings, note))
+    warnings = (*warnings, *_sliver_warning(reading, reading.visible_chars))
     text = render_element(body_of(root), output_format)
-    return ExtractResult(text=text, title=title, used_fallback=used_fallback, warnings=warnings)
+    return ExtractResult(
+        text=text,
+        title=title,
+        used_fallback=not reading.article,
+        warnings=warnings,
+        scripts=scripts,
+        visible_chars=reading.visible_chars,
+    )
 
 
 def _sliver_warning(reading: _Reading, visible: int) -> tuple[str, ...]:
@@ -169,12 +184,16 @@ class _Reading:
     sidebars set aside (rough_chars: whitespace counted as it is)."""
 
 
-def _keep_main_content(root: lxml.html.HtmlElement, raw: lxml.html.HtmlElement, url: str) -> _Reading:
-    """Cut the cleaned tree down to the main content, in place, and say what was kept."""
+def _keep_main_content(root: lxml.html.HtmlElement, url: str) -> _Reading:
+    """Clean the tree and cut it down to the main content, in place, and say what was kept."""
+    # trafilatura reads the page as parsed: its rules look at forms, hidden elements, comment
+    # sections and the like, which our clean-up changes.
+    raw = copy.deepcopy(root)
+    clean_tree(root, url, keep_hidden=True)
     before = _visible_chars(root)
     prose_before = _prose_chars(body_of(root))
     page, selection, votes = _choose(root, raw, url)
-    chrome = max(prose_before - _prose_chars(body_of(root)), 0)
+    chrome_prose = max(prose_before - _prose_chars(body_of(root)), 0)
 
     def chars(blocks: Iterable[Block]) -> int:
         return sum(block.chars for block in blocks if not block.hidden)
@@ -186,12 +205,13 @@ def _keep_main_content(root: lxml.html.HtmlElement, raw: lxml.html.HtmlElement, 
         kept_chars=chars(selection.kept),
         readability_chars=chars(b for b, share in votes[0].items() if share >= VOTE),
         trafilatura_chars=chars(b for b, share in votes[1].items() if share >= VOTE),
-        chrome_prose=chrome,
+        chrome_prose=chrome_prose,
         prose=prose_before,
     )
-    prune(page.blocks, selection.kept)
-    for element in _HIDDEN_ELEMENTS(root):
-        del element.attrib[HIDDEN]
+    if reading.kept_any:
+        prune(page.blocks, selection.kept)
+        for element in _HIDDEN_ELEMENTS(root):
+            del element.attrib[HIDDEN]
     return reading
 
 
@@ -221,6 +241,7 @@ def _choose(
     for tree in (root, raw):
         for element in _chrome_landmarks(tree):
             drop(element)
+    # readability first: trafilatura is handed its result (see _shared_readability).
     readability_text = _readability_text(root)
     trafilatura_text = _trafilatura_text(raw, url)
     page = segment(body_of(root))
@@ -271,19 +292,17 @@ def _readability_text(root: lxml.html.HtmlElement) -> str:
 
 
 def _readability_summary(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+    reader = _Readability(root)
     try:
-        summary = _Readability(root).summary(html_partial=True)
+        summary = reader.summary(html_partial=True)
     except Unparseable:
         logger.debug("readability could not parse the page", exc_info=True)
         return None
-    if not summary.strip():
+    element = reader.summary_element
+    if not summary.strip() or element is None or element.tag == "html":
+        # (The whole document is what readability returns for a page that is only a <head>.)
         return None
-    try:
-        return lxml.html.fragment_fromstring(summary, create_parent="div")
-    except (etree.ParserError, ValueError, AssertionError):
-        # lxml asserts (rather than raising) when the summary is a whole document without a
-        # <body>: what readability returns for a page that is only a <head>.
-        return None
+    return element
 
 
 class _Readability(Document):
@@ -295,6 +314,16 @@ class _Readability(Document):
     are kept as they are. (Doing the same for short lists was tried: it kept more "tags" and
     "share" lists than real bullet points, and lowered the zyte F1 by 0.004.)
     """
+
+    summary_element: lxml.html.HtmlElement | None = None
+    """The main content readability chose, as the element it built (see get_clean_html)."""
+
+    def get_clean_html(self) -> str:
+        # summary() writes its result out as text only to measure it (to decide whether to try
+        # again, less ruthlessly); the element is kept, so it is never parsed back from that text.
+        self.summary_element = self.html
+        text: str = super().get_clean_html()
+        return text
 
     def _parse(self, input: Any) -> lxml.html.HtmlElement:
         # Our tree is cleaned already (scripts, styles, javascript: links) and its links are
