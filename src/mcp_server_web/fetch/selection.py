@@ -555,6 +555,14 @@ MAX_PRODUCTS = 3
 """A page describing more products than this is a category or a listing, not a product page."""
 
 
+def _og_kind(og_type: str) -> str:
+    """The schema.org type an og:type stands for: "product.group" (and "product:group") is a
+    group of products, the page of a category or collection, not of one product."""
+    if "product" in og_type:
+        return "ItemList" if "group" in og_type else "Product"
+    return "Article" if og_type == "article" else ""
+
+
 def page_kinds(root: lxml.html.HtmlElement) -> frozenset[str]:
     """What the page says it is, from JSON-LD, og:type and microdata: "product" for the page of
     one product, "article" for a story or post (and not a list of them). Call before scripts go."""
@@ -566,12 +574,15 @@ def page_kinds(root: lxml.html.HtmlElement) -> frozenset[str]:
     for element in root.iter("meta"):
         if (element.get("property") or element.get("name") or "").lower() == "og:type":
             og_type = (element.get("content") or "").strip().lower()
-            types.append("Product" if "product" in og_type else "Article" if og_type == "article" else "")
+            types.append(_og_kind(og_type))
     for element in root.xpath("//*[@itemtype]"):
         types.append((element.get("itemtype") or "").rstrip("/").rsplit("/", 1)[-1])
     kinds = set()
     listed = any(name in _LIST_TYPES for name in types)
-    products = sum(1 for name in types if name in _PRODUCT_TYPES)
+    # A ProductGroup is one product in several variants (sizes, colours), each a Product of its
+    # own: the page of one product, however many variants it lists.
+    groups = sum(1 for name in types if name == "ProductGroup")
+    products = groups or sum(1 for name in types if name in _PRODUCT_TYPES)
     if products and products <= MAX_PRODUCTS and not listed:
         kinds.add("product")
     if any(name in _ARTICLE_TYPES for name in types) and not listed:
