@@ -83,3 +83,36 @@ def test_reviews_are_left_out_on_the_page_of_a_product_group() -> None:
     ).text
     assert "The Wool Runner is a light everyday shoe" in text
     assert "REVIEW_TEXT" not in text
+
+
+# --- which way the page is read --------------------------------------------------------------
+
+CATEGORY_PROSE = (
+    "Our walking shoes are made for long days on your feet: cushioned soles, breathable uppers and a "
+    "fit that stays comfortable from the morning commute to the evening stroll.",
+    "Every pair is stitched by hand in our own workshop, from leather tanned without harsh chemicals, "
+    "and can be resoled when the tread wears down, so that it lasts for years.",
+    "Not sure which size to pick? Most customers take their usual size; if you are between two sizes, "
+    "take the larger one, and exchanges are free within sixty days of delivery.",
+)
+
+
+def test_a_category_description_the_extractors_skip_is_kept() -> None:
+    """The extractors agree on a members' club offer, while the page's description (in an element
+    named like a footer, which both skip) holds most of its prose: the page is read as a region."""
+    offer = (
+        "<div class='club'><p>Members earn a reward for every purchase, with free shipping, early access "
+        "to new colours, and a birthday gift. Join our walkers' club today, it is free.</p>"
+        "<p>Members also get invitations to our walks, in the city, in the hills, and along the coast, "
+        "with a guide, a picnic, and a pair to try on.</p></div>"
+    )
+    prose = "".join(f"<p>{paragraph}</p>" for paragraph in CATEGORY_PROSE)
+    page = (
+        f"<html><head><title>Walking shoes</title></head><body>{CHROME_TOP}<main>"
+        f"<h1>Walking shoes</h1>{offer}<div class='seo-footer-copy'>{prose}</div>"
+        f"</main>{CHROME_BOTTOM}</body></html>"
+    )
+    result = extract_html(page, "https://shop.example/c/walking", output_format="markdown", main_content=True)
+    for paragraph in CATEGORY_PROSE:
+        assert paragraph in result.text
+    assert "SITE_FOOTER" not in result.text

@@ -82,6 +82,12 @@ similar siblings holding LIST_REGION_SHARE of the region's words, of which what 
 weighs at least LIST_UNVOTED of all they kept; their text at least LIST_LINK_SHARE link text, and
 at least LIST_LINKED_ITEMS of them with a link (cards pointing elsewhere, not posts or comments)."""
 
+PART_MAX_SHARE = 0.4
+PART_UNVOTED_PROSE = 0.5
+"""Region mode, although the extractors agree, when what they keep is less than PART_MAX_SHARE of
+the main region's words and at least PART_UNVOTED_PROSE of its prose is kept by neither (see
+_agreed_on_a_part); not on a page that says it is an article."""
+
 # Class and id words naming page chrome rather than content. Words that also often name content
 # wrappers ("sidebar" in "has-sidebar" layouts, "tag", "search" results, "social" posts,
 # "newsletter" articles, "banner" heroes, "widget" in page builders) are left out.
@@ -143,7 +149,11 @@ def select(
             both += n if r and t else 0
             either += n if r or t else 0
     article = bool(either) and both >= AGREEMENT_FOR_ARTICLE * either
-    if article and "article" not in kinds and _unvoted_listing(blocks, facts, in_r, in_t):
+    if (
+        article
+        and "article" not in kinds
+        and (_unvoted_listing(blocks, facts, in_r, in_t) or _agreed_on_a_part(blocks, facts, in_r, in_t))
+    ):
         article = False
     if article:
         kept = _with_images(blocks, _without_hidden_copies(_article(blocks, facts, in_r, in_t, kinds)))
@@ -384,6 +394,24 @@ def _unvoted_listing(blocks: list[Block], facts: _Facts, in_r: list[bool], in_t:
             if linked >= LIST_LINKED_ITEMS * len(items):
                 return True
     return False
+
+
+def _agreed_on_a_part(blocks: list[Block], facts: _Facts, in_r: list[bool], in_t: list[bool]) -> bool:
+    """Whether what the extractors kept is a small part of the main region (PART_MAX_SHARE of its
+    words), with most of the region's prose (PART_UNVOTED_PROSE) kept by neither: they agreed on
+    one block (a promotion, an introduction, one post) of a page with more to it."""
+    region = voted = prose = unvoted_prose = 0
+    for block in blocks:
+        if block.hidden or not block.tokens or not facts.in_region[block.index]:
+            continue
+        n = len(block.tokens)
+        kept = in_r[block.index] or in_t[block.index]
+        region += n
+        voted += n if kept else 0
+        if _is_prose(block):
+            prose += n
+            unvoted_prose += 0 if kept else n
+    return voted < PART_MAX_SHARE * region and unvoted_prose >= PART_UNVOTED_PROSE * prose > 0
 
 
 def _item_groups(block: Block, subtree_tokens: list[int]) -> list[list[Block]]:
