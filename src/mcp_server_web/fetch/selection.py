@@ -10,14 +10,17 @@ blocks (blocks.coverage), so every block carries two votes. The page then goes o
   less figure captions and repeats; a block only readability keeps must be more than a line.
 * Region mode, when they disagree (listings, product and category pages, forum threads, service
   pages, where readability picks one item of a list and trafilatura another), or when they agree
-  on an introduction above a list of linked cards that neither kept. The content is then the
-  page's main region (its <main>, else the body less page-level navigation, header, footer and
-  sidebars), less the blocks inside elements whose class or id names them as chrome (menus,
-  breadcrumbs, filters, sharing, "related", cookie banners...) and less repeats, while whatever
-  either extractor keeps stays. On a forum or Q&A page whose posts carry schema.org microdata
+  on an introduction above a list of linked cards that neither kept, or on a small part of the
+  main region while most of its prose is kept by neither (a page's description in an element
+  named like a footer, with a promotion both keep). The content is then the page's main region
+  (its <main>, else the body less page-level navigation, header, footer and sidebars), less the
+  blocks inside elements whose class or id names them as chrome (menus, breadcrumbs, filters,
+  sharing, "related", cookie banners...) and less repeats, while whatever either extractor keeps
+  stays. On a forum or Q&A page whose posts carry schema.org microdata
   (itemprop="text"), the content is those posts.
 
-The page's own metadata counts too (page_kinds): on the page of one product, customer reviews,
+The page's own metadata counts too (page_kinds): on the page of one product (or of one
+ProductGroup, a product in variants; og:type "product.group" is a collection), customer reviews,
 questions and purchase options are not the product, even when an extractor keeps them; a page
 that says it is an article is never taken for a listing.
 
