@@ -10,14 +10,17 @@ blocks (blocks.coverage), so every block carries two votes. The page then goes o
   less figure captions and repeats; a block only readability keeps must be more than a line.
 * Region mode, when they disagree (listings, product and category pages, forum threads, service
   pages, where readability picks one item of a list and trafilatura another), or when they agree
-  on an introduction above a list of linked cards that neither kept. The content is then the
-  page's main region (its <main>, else the body less page-level navigation, header, footer and
-  sidebars), less the blocks inside elements whose class or id names them as chrome (menus,
-  breadcrumbs, filters, sharing, "related", cookie banners...) and less repeats, while whatever
-  either extractor keeps stays. On a forum or Q&A page whose posts carry schema.org microdata
+  on an introduction above a list of linked cards that neither kept, or on a small part of the
+  main region while most of its prose is kept by neither (a page's description in an element
+  named like a footer, with a promotion both keep). The content is then the page's main region
+  (its <main>, else the body less page-level navigation, header, footer and sidebars), less the
+  blocks inside elements whose class or id names them as chrome (menus, breadcrumbs, filters,
+  sharing, "related", cookie banners...) and less repeats, while whatever either extractor keeps
+  stays. On a forum or Q&A page whose posts carry schema.org microdata
   (itemprop="text"), the content is those posts.
 
-The page's own metadata counts too (page_kinds): on the page of one product, customer reviews,
+The page's own metadata counts too (page_kinds): on the page of one product (or of one
+ProductGroup, a product in variants; og:type "product.group" is a collection), customer reviews,
 questions and purchase options are not the product, even when an extractor keeps them; a page
 that says it is an article is never taken for a listing.
 
@@ -82,6 +85,12 @@ similar siblings holding LIST_REGION_SHARE of the region's words, of which what 
 weighs at least LIST_UNVOTED of all they kept; their text at least LIST_LINK_SHARE link text, and
 at least LIST_LINKED_ITEMS of them with a link (cards pointing elsewhere, not posts or comments)."""
 
+PART_MAX_SHARE = 0.4
+PART_UNVOTED_PROSE = 0.5
+"""Region mode, although the extractors agree, when what they keep is less than PART_MAX_SHARE of
+the main region's words and at least PART_UNVOTED_PROSE of its prose is kept by neither (see
+_agreed_on_a_part); not on a page that says it is an article."""
+
 # Class and id words naming page chrome rather than content. Words that also often name content
 # wrappers ("sidebar" in "has-sidebar" layouts, "tag", "search" results, "social" posts,
 # "newsletter" articles, "banner" heroes, "widget" in page builders) are left out.
@@ -143,7 +152,11 @@ def select(
             both += n if r and t else 0
             either += n if r or t else 0
     article = bool(either) and both >= AGREEMENT_FOR_ARTICLE * either
-    if article and "article" not in kinds and _unvoted_listing(blocks, facts, in_r, in_t):
+    if (
+        article
+        and "article" not in kinds
+        and (_unvoted_listing(blocks, facts, in_r, in_t) or _agreed_on_a_part(blocks, facts, in_r, in_t))
+    ):
         article = False
     if article:
         kept = _with_images(blocks, _without_hidden_copies(_article(blocks, facts, in_r, in_t, kinds)))
@@ -386,6 +399,24 @@ def _unvoted_listing(blocks: list[Block], facts: _Facts, in_r: list[bool], in_t:
     return False
 
 
+def _agreed_on_a_part(blocks: list[Block], facts: _Facts, in_r: list[bool], in_t: list[bool]) -> bool:
+    """Whether what the extractors kept is a small part of the main region (PART_MAX_SHARE of its
+    words), with most of the region's prose (PART_UNVOTED_PROSE) kept by neither: they agreed on
+    one block (a promotion, an introduction, one post) of a page with more to it."""
+    region = voted = prose = unvoted_prose = 0
+    for block in blocks:
+        if block.hidden or not block.tokens or not facts.in_region[block.index]:
+            continue
+        n = len(block.tokens)
+        kept = in_r[block.index] or in_t[block.index]
+        region += n
+        voted += n if kept else 0
+        if _is_prose(block):
+            prose += n
+            unvoted_prose += 0 if kept else n
+    return voted < PART_MAX_SHARE * region and unvoted_prose >= PART_UNVOTED_PROSE * prose > 0
+
+
 def _item_groups(block: Block, subtree_tokens: list[int]) -> list[list[Block]]:
     """The lists of items among ``block``'s children: at least LIST_MIN_ITEMS siblings with text
     and the same signature."""
@@ -555,6 +586,14 @@ MAX_PRODUCTS = 3
 """A page describing more products than this is a category or a listing, not a product page."""
 
 
+def _og_kind(og_type: str) -> str:
+    """The schema.org type an og:type stands for: "product.group" (and "product:group") is a
+    group of products, the page of a category or collection, not of one product."""
+    if "product" in og_type:
+        return "ItemList" if "group" in og_type else "Product"
+    return "Article" if og_type == "article" else ""
+
+
 def page_kinds(root: lxml.html.HtmlElement) -> frozenset[str]:
     """What the page says it is, from JSON-LD, og:type and microdata: "product" for the page of
     one product, "article" for a story or post (and not a list of them). Call before scripts go."""
@@ -566,12 +605,15 @@ def page_kinds(root: lxml.html.HtmlElement) -> frozenset[str]:
     for element in root.iter("meta"):
         if (element.get("property") or element.get("name") or "").lower() == "og:type":
             og_type = (element.get("content") or "").strip().lower()
-            types.append("Product" if "product" in og_type else "Article" if og_type == "article" else "")
+            types.append(_og_kind(og_type))
     for element in root.xpath("//*[@itemtype]"):
         types.append((element.get("itemtype") or "").rstrip("/").rsplit("/", 1)[-1])
     kinds = set()
     listed = any(name in _LIST_TYPES for name in types)
-    products = sum(1 for name in types if name in _PRODUCT_TYPES)
+    # A ProductGroup is one product in several variants (sizes, colours), each a Product of its
+    # own: the page of one product, however many variants it lists.
+    groups = sum(1 for name in types if name == "ProductGroup")
+    products = groups or sum(1 for name in types if name in _PRODUCT_TYPES)
     if products and products <= MAX_PRODUCTS and not listed:
         kinds.add("product")
     if any(name in _ARTICLE_TYPES for name in types) and not listed:

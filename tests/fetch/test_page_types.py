@@ -1,0 +1,118 @@
+"""Main content of the page types other than articles: products, collections, listings.
+
+Each test is a small page showing one general construct (metadata, markup, repeated cards)
+that the selection (selection.py) reads.
+"""
+
+from __future__ import annotations
+
+import json
+
+from mcp_server_web.fetch.extract import extract_html
+from mcp_server_web.fetch.html_tree import parse_html
+from mcp_server_web.fetch.selection import page_kinds
+
+CHROME_TOP = "<header><a href='/'>SITE_HEADER</a></header><nav><a href='/shop'>NAV_SHOP</a></nav>"
+CHROME_BOTTOM = "<footer><p>SITE_FOOTER</p></footer>"
+
+
+def _ld(data: object) -> str:
+    return f'<script type="application/ld+json">{json.dumps(data)}</script>'
+
+
+def _kinds(head: str) -> frozenset[str]:
+    root = parse_html(f"<html><head>{head}</head><body><p>Some text.</p></body></html>")
+    assert root is not None
+    return page_kinds(root)
+
+
+# --- what the page says it is ----------------------------------------------------------------
+
+
+def _product_group(variants: int) -> dict[str, object]:
+    return {
+        "@context": "https://schema.org",
+        "@type": "ProductGroup",
+        "name": "Wool Runner",
+        "hasVariant": [
+            {"@type": "Product", "name": f"Wool Runner size {size}", "offers": {"@type": "Offer"}}
+            for size in range(38, 38 + variants)
+        ],
+    }
+
+
+def test_a_product_group_with_many_variants_is_one_product() -> None:
+    assert "product" in _kinds(_ld(_product_group(8)))
+
+
+def test_several_product_groups_are_a_listing() -> None:
+    groups = [_product_group(2) for _ in range(5)]
+    assert "product" not in _kinds(_ld({"@context": "https://schema.org", "@graph": groups}))
+
+
+def test_an_og_product_group_is_a_collection_not_a_product() -> None:
+    for og_type in ("product.group", "product:group"):
+        assert "product" not in _kinds(f'<meta property="og:type" content="{og_type}">')
+    assert "product" in _kinds('<meta property="og:type" content="product">')
+
+
+def _product_page(head: str) -> str:
+    reviews = "".join(
+        f'<div class="review"><h4>Reviewer {i}</h4><p>REVIEW_TEXT {i}: I wore these shoes on a long '
+        f"walk through the city and they stayed comfortable all day.</p></div>"
+        for i in range(6)
+    )
+    return (
+        f"<html><head><title>Wool Runner</title>{head}</head><body>{CHROME_TOP}<main>"
+        "<h1>Wool Runner</h1><p class='price'>$ 98</p>"
+        "<div class='description'><p>The Wool Runner is a light everyday shoe made from merino wool. "
+        "It breathes in summer, keeps your feet warm in winter, and goes in the washing machine.</p>"
+        "<p>Its sole is made from sugarcane, and its laces from recycled bottles, so that the whole shoe "
+        "leaves a smaller footprint than most.</p></div>"
+        f"<section class='product-reviews'><h2>Customer reviews</h2>{reviews}</section>"
+        f"</main>{CHROME_BOTTOM}</body></html>"
+    )
+
+
+def test_reviews_are_left_out_on_the_page_of_a_product_group() -> None:
+    text = extract_html(
+        _product_page(_ld(_product_group(8))),
+        "https://shop.example/p/wool-runner",
+        output_format="markdown",
+        main_content=True,
+    ).text
+    assert "The Wool Runner is a light everyday shoe" in text
+    assert "REVIEW_TEXT" not in text
+
+
+# --- which way the page is read --------------------------------------------------------------
+
+CATEGORY_PROSE = (
+    "Our walking shoes are made for long days on your feet: cushioned soles, breathable uppers and a "
+    "fit that stays comfortable from the morning commute to the evening stroll.",
+    "Every pair is stitched by hand in our own workshop, from leather tanned without harsh chemicals, "
+    "and can be resoled when the tread wears down, so that it lasts for years.",
+    "Not sure which size to pick? Most customers take their usual size; if you are between two sizes, "
+    "take the larger one, and exchanges are free within sixty days of delivery.",
+)
+
+
+def test_a_category_description_the_extractors_skip_is_kept() -> None:
+    """The extractors agree on a members' club offer, while the page's description (in an element
+    named like a footer, which both skip) holds most of its prose: the page is read as a region."""
+    offer = (
+        "<div class='club'><p>Members earn a reward for every purchase, with free shipping, early access "
+        "to new colours, and a birthday gift. Join our walkers' club today, it is free.</p>"
+        "<p>Members also get invitations to our walks, in the city, in the hills, and along the coast, "
+        "with a guide, a picnic, and a pair to try on.</p></div>"
+    )
+    prose = "".join(f"<p>{paragraph}</p>" for paragraph in CATEGORY_PROSE)
+    page = (
+        f"<html><head><title>Walking shoes</title></head><body>{CHROME_TOP}<main>"
+        f"<h1>Walking shoes</h1>{offer}<div class='seo-footer-copy'>{prose}</div>"
+        f"</main>{CHROME_BOTTOM}</body></html>"
+    )
+    result = extract_html(page, "https://shop.example/c/walking", output_format="markdown", main_content=True)
+    for paragraph in CATEGORY_PROSE:
+        assert paragraph in result.text
+    assert "SITE_FOOTER" not in result.text
