@@ -71,6 +71,20 @@ def pipelines(node_available: bool, peer_available: bool) -> list[Pipeline]:
             f"{BENCH / 'pipelines.py'}:readability_markdownify",
         ),
     ]
+    found += [
+        Pipeline(
+            "parse-libxml2",
+            "whole page text, libxml2 tree",
+            OUR_PYTHON,
+            f"{BENCH / 'pipelines.py'}:libxml2_page_text",
+        ),
+        Pipeline(
+            "parse-browser",
+            "whole page text, browser tree (ours)",
+            OUR_PYTHON,
+            f"{BENCH / 'pipelines.py'}:browser_tree_page_text",
+        ),
+    ]
     if importlib.util.find_spec("trafilatura") is not None:
         found.append(
             Pipeline(
@@ -234,6 +248,10 @@ def run(
                 ),
                 "ours_p90_over_readability_p90": ratio(rows["ours"]["p90_ms"], rows["readability"]["p90_ms"]),
             }
+            if "parse-libxml2" in rows and "parse-browser" in rows:
+                result["ratios"][dataset]["browser_tree_median_over_libxml2_median"] = ratio(
+                    rows["parse-browser"]["median_ms"], rows["parse-libxml2"]["median_ms"]
+                )
             if "fetch-node" in entry["subset"]:
                 result["ratios"][dataset]["fetch_node_median_over_ours_median_on_subset"] = ratio(
                     entry["subset"]["fetch-node"]["median_ms"], entry["subset"]["ours"]["median_ms"]

@@ -79,6 +79,11 @@ def extraction_tables(res: dict[str, Any]) -> str:
                 f"ours / plain readability, median time per page: **{median_ratio}**"
                 f" (p90: {_num(ratios['ours_p90_over_readability_p90'], 2)})"
             ]
+            if "browser_tree_median_over_libxml2_median" in ratios:
+                parts.append(
+                    "building the tree a browser builds / libxml2's own tree, median: "
+                    f"{_num(ratios['browser_tree_median_over_libxml2_median'], 2)}"
+                )
             if "fetch_nonode_median_over_ours_median" in ratios:
                 nonode = _num(ratios["fetch_nonode_median_over_ours_median"], 1)
                 parts.append(f"mcp-server-fetch without Node / ours: {nonode}")
