@@ -21,8 +21,13 @@ from lxml import etree
 
 # Mount points of the common client-side frameworks.
 _MOUNT_POINTS = ("root", "app", "__next", "__nuxt", "___gatsby", "svelte", "main-app", "application")
+# id() looks ids up in the table libxml2 keeps, rather than comparing every element's id; the
+# framework roots sit at the top of the body, where they are looked for.
 _MOUNT = etree.XPath(
-    "//*[" + " or ".join(f"@id='{name}'" for name in _MOUNT_POINTS) + " or @data-reactroot] | //app-root"
+    f"id('{' '.join(_MOUNT_POINTS)}')"
+    " | /html/body/app-root | /html/body/*/app-root"
+    " | /html/body/*[@data-reactroot] | /html/body/*/*[@data-reactroot]"
+    " | /html/body/*/*/*[@data-reactroot]"
 )
 _STRING_LENGTH = etree.XPath("string-length(string(.))")
 # Data blobs frameworks embed for hydration: script ids, and JSON script types.

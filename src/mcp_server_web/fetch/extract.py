@@ -73,6 +73,9 @@ _LINKS = etree.XPath(".//a")
 _ELEMENT_COUNT = etree.XPath("count(//*)")
 _MAIN_ELEMENTS = etree.XPath("//main | //*[@role='main']")
 _HIDDEN_ELEMENTS = etree.XPath(f"//*[@{HIDDEN}]")
+_LANDMARK = "data-landmark-number"
+"""Numbers the page-level landmarks (_LANDMARKS) in the tree as parsed and in its copy."""
+_NUMBERED_LANDMARKS = etree.XPath(f"//*[@{_LANDMARK}]")
 _OUTER_HIDDEN = etree.XPath(f".//*[@{HIDDEN} and not(ancestor::*[@{HIDDEN}])]")
 
 
@@ -186,13 +189,17 @@ class _Reading:
 
 def _keep_main_content(root: lxml.html.HtmlElement, url: str) -> _Reading:
     """Clean the tree and cut it down to the main content, in place, and say what was kept."""
+    # The page-level navigation, header, footer and sidebars are told apart on the cleaned tree,
+    # and taken out of both trees: numbered before the copy, so the copy's are found by number.
+    for number, element in enumerate(_LANDMARKS(root)):
+        element.set(_LANDMARK, str(number))
     # trafilatura reads the page as parsed: its rules look at forms, hidden elements, comment
     # sections and the like, which our clean-up changes.
     raw = copy.deepcopy(root)
     clean_tree(root, url, keep_hidden=True)
     before = _visible_chars(root)
     prose_before = _prose_chars(body_of(root))
-    page, selection, votes = _choose(root, raw, url)
+    page, selection, votes = _choose(root, raw, url, prose_before)
     chrome_prose = max(prose_before - _prose_chars(body_of(root)), 0)
 
     def chars(blocks: Iterable[Block]) -> int:
@@ -223,13 +230,14 @@ def _visible_chars(root: lxml.html.HtmlElement) -> int:
 
 
 def _choose(
-    root: lxml.html.HtmlElement, raw: lxml.html.HtmlElement, url: str
+    root: lxml.html.HtmlElement, raw: lxml.html.HtmlElement, url: str, prose: int
 ) -> tuple[Page, Selection, tuple[dict[Block, float], dict[Block, float]]]:
     """The page's blocks, the selection of its main content, and the two extractors' votes.
 
-    ``root`` is the cleaned tree (its hidden elements marked), ``raw`` the tree as parsed; both
-    lose their page-level navigation, header, footer and sidebars here, which are never main
-    content, and which would only cost the extractors and the selection time.
+    ``root`` is the cleaned tree (its hidden elements marked), ``raw`` the tree as parsed, and
+    ``prose`` the text outside links in ``root``; both lose their page-level navigation, header,
+    footer and sidebars here, which are never main content, and which would only cost the
+    extractors and the selection time.
     """
     kinds = page_kinds(raw)  # before its scripts go
     # What trafilatura would remove first anyway, and copies several times before it does; the
@@ -238,9 +246,13 @@ def _choose(
     for script in list(raw.iter("script")):
         if (script.get("type") or "").strip().lower() != "application/ld+json":
             drop(script)
+    chrome = {element.get(_LANDMARK) for element in _chrome_landmarks(root, prose)}
     for tree in (root, raw):
-        for element in _chrome_landmarks(tree):
-            drop(element)
+        for element in _NUMBERED_LANDMARKS(tree):
+            if element.get(_LANDMARK) in chrome:
+                drop(element)
+            else:
+                del element.attrib[_LANDMARK]
     # readability first: trafilatura is handed its result (see _shared_readability).
     readability_text = _readability_text(root)
     trafilatura_text = _trafilatura_text(raw, url)
@@ -258,13 +270,13 @@ def _choose(
     return page, selection, votes
 
 
-def _chrome_landmarks(root: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+def _chrome_landmarks(root: lxml.html.HtmlElement, prose: int) -> list[lxml.html.HtmlElement]:
     """The page-level navigation, header, footer and sidebars, except a wrapper around the page
-    (see LANDMARK_WRAPPER_SHARE)."""
-    landmarks = _LANDMARKS(root)
+    (see LANDMARK_WRAPPER_SHARE); ``prose`` is the page's text outside links."""
+    landmarks = _NUMBERED_LANDMARKS(root)
     if not landmarks:
         return []
-    limit = LANDMARK_WRAPPER_SHARE * _prose_chars(body_of(root))
+    limit = LANDMARK_WRAPPER_SHARE * prose
     chrome: list[lxml.html.HtmlElement] = []
     inside_chrome: set[lxml.html.HtmlElement] = set()
     for element in landmarks:  # in document order: a landmark comes before those inside it
