@@ -11,7 +11,7 @@ import lxml.html
 from markdownify import ATX, markdownify
 from readability import Document
 
-from mcp_server_web.fetch.html_tree import parse_html
+from mcp_server_web.fetch.doc.html_tree import parse_html
 
 
 def readability_markdownify(html: str, url: str) -> str:

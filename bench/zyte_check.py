@@ -1,13 +1,13 @@
 """Check main-content extraction on the benchmark sets: no empty outputs, and speed.
 
-Runs mcp_server_web.fetch.extract.extract_html (Markdown, main_content=True) on every page and,
+Runs mcp_server_web.fetch.doc.extract.extract_html (Markdown, main_content=True) on every page and,
 in the same run and on the same pages, plain readability-lxml -> markdownify as a speed
 reference (the two alternate page by page, so that load on the machine hits both alike).
 Reports empty outputs, how many pages were taken as a main region rather than an article
 (used_fallback), and the time per page. Quality (F1) is measured by the shared scorer, not here:
 
-    .venv/bin/python ../shared/bench/score_extraction.py mcp_server_web.fetch.extract:main_content
-    .venv/bin/python ../shared/bench/score_extraction.py mcp_server_web.fetch.extract:main_content \\
+    .venv/bin/python ../shared/bench/score_extraction.py mcp_server_web.fetch.doc.extract:main_content
+    .venv/bin/python ../shared/bench/score_extraction.py mcp_server_web.fetch.doc.extract:main_content \\
         --data ../shared/bench/extraction/wcxb-dev
 
 Usage (from the repository root):
@@ -32,7 +32,7 @@ from pathlib import Path
 from markdownify import ATX, markdownify
 from readability import Document
 
-from mcp_server_web.fetch.extract import extract_html
+from mcp_server_web.fetch.doc.extract import extract_html
 
 REPO = Path(__file__).resolve().parent.parent
 EXTRACTION = REPO.parent / "shared" / "bench" / "extraction"

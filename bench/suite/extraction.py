@@ -63,7 +63,7 @@ class Pipeline:
 
 def pipelines(node_available: bool, peer_available: bool) -> list[Pipeline]:
     found: list[Pipeline] = [
-        Pipeline("ours", "mcp-server-web", OUR_PYTHON, "mcp_server_web.fetch.extract:main_content"),
+        Pipeline("ours", "mcp-server-web", OUR_PYTHON, "mcp_server_web.fetch.doc.extract:main_content"),
         Pipeline(
             "readability",
             "readability-lxml → markdownify",

@@ -15,9 +15,9 @@ import time
 
 import pytest
 
-from mcp_server_web.fetch.convert import convert
-from mcp_server_web.fetch.extract import extract_html
-from mcp_server_web.fetch.html_tree import parse_html
+from mcp_server_web.fetch.doc.convert import convert
+from mcp_server_web.fetch.doc.extract import extract_html
+from mcp_server_web.fetch.doc.html_tree import parse_html
 from mcp_server_web.fetch.types import Converted, FetchResponse
 
 URL = "https://example.com/garden/pruning"

@@ -6,7 +6,7 @@ import codecs
 
 import pytest
 
-from mcp_server_web.fetch.charset import PRESCAN_BYTES, codec_for_label, decode_text
+from mcp_server_web.fetch.doc.charset import PRESCAN_BYTES, codec_for_label, decode_text
 
 JAPANESE = "川は長い時間をかけて谷を削ります。侵食と堆積が一緒に働き、谷底の形を作ります。"
 CHINESE = "长江和黄河是中国最重要的两条河流，拥有悠久的历史和灿烂的文化。"

@@ -35,9 +35,9 @@ from mcp_server_web.errors import (
     RobotsDisallowed,
     TooLarge,
 )
-from mcp_server_web.fetch.client import DEFAULT_ACCEPT, MAX_REDIRECTS, Fetcher
-from mcp_server_web.fetch.decode import BodyDecoder
-from mcp_server_web.fetch.proxy import ProxyRoutes
+from mcp_server_web.fetch.net.client import DEFAULT_ACCEPT, MAX_REDIRECTS, Fetcher
+from mcp_server_web.fetch.net.decode import BodyDecoder
+from mcp_server_web.fetch.net.proxy import ProxyRoutes
 from tests.support.netguard import GuardBackend, QuickOrigin, StubResolver
 from tests.support.origin import Origin, RequestContext, trickle
 
@@ -478,7 +478,7 @@ async def test_proxy_from_environment_respects_no_proxy(backend: GuardBackend, o
 
 
 def test_proxy_routes_choose_by_scheme_and_no_proxy() -> None:
-    from mcp_server_web.fetch.guard import parse_url
+    from mcp_server_web.fetch.net.guard import parse_url
 
     routes = ProxyRoutes.from_settings(
         Settings(),

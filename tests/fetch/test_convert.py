@@ -17,9 +17,9 @@ import pytest
 from pypdf import PdfReader, PdfWriter
 
 from mcp_server_web.errors import ExtractionFailed, UnsupportedContentType
-from mcp_server_web.fetch.challenge import detect_challenge
-from mcp_server_web.fetch.convert import convert
-from mcp_server_web.fetch.sniff import ContentKind, classify
+from mcp_server_web.fetch.doc.challenge import detect_challenge
+from mcp_server_web.fetch.doc.convert import convert
+from mcp_server_web.fetch.doc.sniff import ContentKind, classify
 from mcp_server_web.fetch.types import Converted, FetchResponse, OutputFormat
 
 URL = "https://example.com/docs/page"

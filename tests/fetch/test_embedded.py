@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import json
 
-from mcp_server_web.fetch.embedded import (
+from mcp_server_web.fetch.doc.embedded import (
     PageScripts,
     ShellReport,
     inspect_shell,
     recover_embedded_text,
 )
-from mcp_server_web.fetch.extract import extract_html
+from mcp_server_web.fetch.doc.extract import extract_html
 from tests.support.samples import article_html, json_ld_shell, next_data_shell
 
 

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from mcp_server_web.fetch.extract import MAIN_CONTENT_MAX_ELEMENTS, extract_html, main_content
-from mcp_server_web.fetch.html_tree import MAX_DEPTH, parse_html
+from mcp_server_web.fetch.doc.extract import MAIN_CONTENT_MAX_ELEMENTS, extract_html, main_content
+from mcp_server_web.fetch.doc.html_tree import MAX_DEPTH, parse_html
 from tests.support.samples import article_html
 
 BASE = "https://example.com/blog/post/rivers"

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from mcp_server_web.config import Settings
 from mcp_server_web.errors import BlockedAddress, HTTPStatusError, InvalidURL
-from mcp_server_web.fetch import guard
-from mcp_server_web.fetch.guard import (
+from mcp_server_web.fetch.net import guard
+from mcp_server_web.fetch.net.guard import (
     MAX_URL_LENGTH,
     AddressPolicy,
     HiddenAddress,

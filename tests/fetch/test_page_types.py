@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 
-from mcp_server_web.fetch.extract import extract_html
-from mcp_server_web.fetch.html_tree import parse_html
-from mcp_server_web.fetch.selection import page_kinds
+from mcp_server_web.fetch.doc.extract import extract_html
+from mcp_server_web.fetch.doc.html_tree import parse_html
+from mcp_server_web.fetch.doc.selection import page_kinds
 
 CHROME_TOP = "<header><a href='/'>SITE_HEADER</a></header><nav><a href='/shop'>NAV_SHOP</a></nav>"
 CHROME_BOTTOM = "<footer><p>SITE_FOOTER</p></footer>"

@@ -9,8 +9,8 @@ import pytest
 
 from mcp_server_web.config import Settings
 from mcp_server_web.errors import FetchTimeout, HTTPStatusError, RobotsDisallowed
-from mcp_server_web.fetch.client import Fetcher
-from mcp_server_web.fetch.robots import ROBOTS_MAX_BYTES, RobotsPolicy
+from mcp_server_web.fetch.net.client import Fetcher
+from mcp_server_web.fetch.net.robots import ROBOTS_MAX_BYTES, RobotsPolicy
 from tests.support.origin import Origin, RequestContext
 
 SETTINGS = Settings(allow_cidrs=(ip_network("127.0.0.1/32"),), timeout=3.0)

@@ -26,7 +26,7 @@ from protego import Protego
 from mcp_server_web.config import Settings
 from mcp_server_web.errors import RobotsDisallowed
 from mcp_server_web.fetch.cache import ByteBoundedTTLCache
-from mcp_server_web.fetch.client import Fetcher
+from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.fetch.service import FetchService
 from mcp_server_web.fetch.types import Document, FetchResponse
 from mcp_server_web.server.app import conversion_pool

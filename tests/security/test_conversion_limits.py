@@ -21,8 +21,8 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcp_server_web.fetch.convert import convert
-from mcp_server_web.fetch.html_tree import (
+from mcp_server_web.fetch.doc.convert import convert
+from mcp_server_web.fetch.doc.html_tree import (
     MAX_SPAN_GRID_PER_CELL,
     SPAN_GRID_ALLOWANCE,
     parse_html,

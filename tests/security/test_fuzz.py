@@ -39,9 +39,9 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from mcp_server_web.errors import BlockedAddress, InvalidURL, WebToolError
-from mcp_server_web.fetch.convert import convert
-from mcp_server_web.fetch.extract import extract_html, main_content
-from mcp_server_web.fetch.guard import (
+from mcp_server_web.fetch.doc.convert import convert
+from mcp_server_web.fetch.doc.extract import extract_html, main_content
+from mcp_server_web.fetch.net.guard import (
     CLOUD_METADATA,
     AddressPolicy,
     literal_ip,

@@ -21,8 +21,8 @@ from mcp import Client
 
 from mcp_server_web.config import Settings
 from mcp_server_web.errors import BlockedAddress
-from mcp_server_web.fetch import guard
-from mcp_server_web.fetch.client import Fetcher
+from mcp_server_web.fetch.net import guard
+from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.server.app import build_server
 from tests.server.conftest import error_code, make_settings, text_of
 from tests.support.netguard import GuardBackend, QuickOrigin, StubResolver

@@ -31,8 +31,8 @@ from mcp import Client
 
 from mcp_server_web.config import Settings
 from mcp_server_web.errors import BlockedAddress, HTTPStatusError
-from mcp_server_web.fetch.client import Fetcher
-from mcp_server_web.fetch.pinned_proxy import PinnedProxyPool
+from mcp_server_web.fetch.net.client import Fetcher
+from mcp_server_web.fetch.net.pinned_proxy import PinnedProxyPool
 from mcp_server_web.server.app import build_server
 from tests.server.conftest import make_settings, text_of
 from tests.support.dns import DNSResolver, RebindingDNS

@@ -21,7 +21,7 @@ import pytest
 from mcp import Client
 from mcp_types import CallToolResult
 
-from mcp_server_web.fetch.challenge import detect_challenge
+from mcp_server_web.fetch.doc.challenge import detect_challenge
 from mcp_server_web.fetch.types import FetchResponse
 from mcp_server_web.providers.base import plain_text
 from mcp_server_web.server.app import build_server

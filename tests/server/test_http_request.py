@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from mcp_server_web.config import Settings
-from mcp_server_web.fetch.decode import ACCEPT_ENCODING
+from mcp_server_web.fetch.net.decode import ACCEPT_ENCODING
 from mcp_server_web.server.app import build_server
 from mcp_server_web.server.http_request_tool import DEFAULT_ACCEPT, TEXT_LIMIT, HttpRequestOutput
 from tests.server.conftest import error_code, fenced, make_settings, text_of

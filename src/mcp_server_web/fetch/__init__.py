@@ -1,1 +1,44 @@
-"""URL -> clean, paginated document. Knows nothing about MCP; usable as a library."""
+"""URL -> clean, paginated document. Knows nothing about MCP; usable as a library.
+
+The names below are the surface the rest of the project (and any other caller) uses; the
+modules behind them are private to the package. ``net/`` is the network half (the one outbound
+path for user-given URLs), ``doc/`` the document half (bytes to text, no network); the service,
+its cache, the pages and the conversion workers sit on top of both. Importing this surface does
+not import the conversion stack (lxml, readability, trafilatura): that is loaded by the
+conversion workers only.
+"""
+
+from mcp_server_web.fetch.doc.charset import decode_text, without_controls
+from mcp_server_web.fetch.doc.sniff import ContentKind, classify, valid_media_type
+from mcp_server_web.fetch.net.client import REDIRECT_STATUSES, Fetcher
+from mcp_server_web.fetch.net.decode import ACCEPT_ENCODING, BodyDecoder, describe_size, too_large
+from mcp_server_web.fetch.net.guard import MAX_URL_LENGTH, Resolver, parse_url
+from mcp_server_web.fetch.pages import continuation_footer
+from mcp_server_web.fetch.service import CONVERSION_JOB, FetchService
+from mcp_server_web.fetch.types import OUTPUT_FORMATS, SNAPSHOT_LENGTH, FetchResponse
+from mcp_server_web.fetch.workers import ConversionPool, PoolStatus
+
+__all__ = [
+    "ACCEPT_ENCODING",
+    "CONVERSION_JOB",
+    "MAX_URL_LENGTH",
+    "OUTPUT_FORMATS",
+    "REDIRECT_STATUSES",
+    "SNAPSHOT_LENGTH",
+    "BodyDecoder",
+    "ContentKind",
+    "ConversionPool",
+    "FetchResponse",
+    "FetchService",
+    "Fetcher",
+    "PoolStatus",
+    "Resolver",
+    "classify",
+    "continuation_footer",
+    "decode_text",
+    "describe_size",
+    "parse_url",
+    "too_large",
+    "valid_media_type",
+    "without_controls",
+]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from mcp_server_web.fetch.convert import convert
+from mcp_server_web.fetch.doc.convert import convert
 from mcp_server_web.fetch.types import SNAPSHOT_LENGTH, Converted, FetchResponse, OutputFormat
 
 

@@ -23,8 +23,7 @@ import httpx
 
 from mcp_server_web.config import OPTIONS_BY_ATTR
 from mcp_server_web.errors import HTTPStatusError, TooLarge
-from mcp_server_web.fetch.decode import ACCEPT_ENCODING, BodyDecoder, describe_size, too_large
-from mcp_server_web.fetch.sniff import valid_media_type
+from mcp_server_web.fetch import ACCEPT_ENCODING, BodyDecoder, describe_size, too_large, valid_media_type
 from mcp_server_web.providers.base import (
     ProviderError,
     SearchProvider,

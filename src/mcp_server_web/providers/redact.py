@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import quote, quote_plus, unquote, urlsplit
 
-from mcp_server_web.fetch.charset import without_controls
+from mcp_server_web.fetch import without_controls
 
 MARK = "[redacted]"
 QUOTE_LIMIT = 200

@@ -18,10 +18,7 @@ from mcp_types import ToolAnnotations
 
 from mcp_server_web import __version__
 from mcp_server_web.config import Settings
-from mcp_server_web.fetch.client import Fetcher
-from mcp_server_web.fetch.guard import Resolver
-from mcp_server_web.fetch.service import CONVERSION_JOB, FetchService
-from mcp_server_web.fetch.workers import ConversionPool
+from mcp_server_web.fetch import CONVERSION_JOB, ConversionPool, Fetcher, FetchService, Resolver
 from mcp_server_web.providers.registry import LazyChain
 from mcp_server_web.server import tools
 from mcp_server_web.server.http_request_tool import HTTP_REQUEST_TOOL

@@ -35,7 +35,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_server_web import __version__
 from mcp_server_web.config import Settings, is_loopback_host
 from mcp_server_web.errors import InvalidArgument
-from mcp_server_web.fetch.workers import PoolStatus
+from mcp_server_web.fetch import PoolStatus
 from mcp_server_web.server.app import converters_of
 from mcp_server_web.server.middleware import TOOLS_QUERY_PARAMETER, parse_tool_selection
 

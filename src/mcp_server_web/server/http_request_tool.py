@@ -30,12 +30,16 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from mcp_server_web.errors import InvalidArgument, InvalidURL
-from mcp_server_web.fetch.charset import decode_text
-from mcp_server_web.fetch.client import _CONTROLLED_HEADERS, REDIRECT_STATUSES
-from mcp_server_web.fetch.decode import describe_size
-from mcp_server_web.fetch.guard import MAX_URL_LENGTH, parse_url
-from mcp_server_web.fetch.sniff import ContentKind, classify
-from mcp_server_web.fetch.types import FetchResponse
+from mcp_server_web.fetch import (
+    MAX_URL_LENGTH,
+    ContentKind,
+    FetchResponse,
+    classify,
+    decode_text,
+    describe_size,
+    parse_url,
+)
+from mcp_server_web.fetch.net.client import _CONTROLLED_HEADERS, REDIRECT_STATUSES
 from mcp_server_web.server.arguments import as_float, shown
 from mcp_server_web.server.boundary import fence, one_line
 from mcp_server_web.server.tools import reports_errors, services_of

@@ -6,8 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from mcp_server_web.fetch.guard import MAX_URL_LENGTH
-from mcp_server_web.fetch.types import SNAPSHOT_LENGTH
+from mcp_server_web.fetch import MAX_URL_LENGTH, SNAPSHOT_LENGTH
 
 FETCH_MAX_LENGTH_DEFAULT = 8000
 FETCH_MAX_LENGTH_LIMIT = 100_000

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mcp_server_web.config import Settings
-from mcp_server_web.fetch.client import Fetcher
-from mcp_server_web.fetch.service import FetchService
+from mcp_server_web.fetch import Fetcher, FetchService
 from mcp_server_web.providers.registry import LazyChain
 
 

@@ -35,7 +35,7 @@ from mcp_server_web.errors import (
     RobotsDisallowed,
 )
 from mcp_server_web.fetch.cache import ByteBoundedTTLCache, SingleFlight, entry_size
-from mcp_server_web.fetch.client import Fetcher
+from mcp_server_web.fetch.net.client import Fetcher
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import lxml.html
 
-from mcp_server_web.fetch.html_tree import HIDDEN
+from mcp_server_web.fetch.doc.html_tree import HIDDEN
 
 # Elements that do not start a block of their own: their text belongs to the enclosing block.
 INLINE_TAGS = frozenset(

@@ -12,11 +12,11 @@ import re
 from dataclasses import replace
 
 from mcp_server_web.errors import ExtractionFailed, UnsupportedContentType
-from mcp_server_web.fetch.charset import decode_text, without_controls
-from mcp_server_web.fetch.embedded import PageScripts, ShellReport, inspect_shell, recover_embedded_text
-from mcp_server_web.fetch.extract import extract_html
-from mcp_server_web.fetch.pdf import pdf_to_text
-from mcp_server_web.fetch.sniff import ContentKind, classify, valid_media_type
+from mcp_server_web.fetch.doc.charset import decode_text, without_controls
+from mcp_server_web.fetch.doc.embedded import PageScripts, ShellReport, inspect_shell, recover_embedded_text
+from mcp_server_web.fetch.doc.extract import extract_html
+from mcp_server_web.fetch.doc.pdf import pdf_to_text
+from mcp_server_web.fetch.doc.sniff import ContentKind, classify, valid_media_type
 from mcp_server_web.fetch.types import Converted, FetchResponse, OutputFormat
 
 logger = logging.getLogger(__name__)

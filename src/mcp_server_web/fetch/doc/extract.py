@@ -25,9 +25,9 @@ from lxml import etree
 from readability import Document
 from readability.readability import Unparseable
 
-from mcp_server_web.fetch.blocks import Block, Page, coverage, prune, segment
-from mcp_server_web.fetch.embedded import PageScripts, page_scripts
-from mcp_server_web.fetch.html_tree import (
+from mcp_server_web.fetch.doc.blocks import Block, Page, coverage, prune, segment
+from mcp_server_web.fetch.doc.embedded import PageScripts, page_scripts
+from mcp_server_web.fetch.doc.html_tree import (
     HIDDEN,
     body_of,
     clean_tree,
@@ -37,8 +37,8 @@ from mcp_server_web.fetch.html_tree import (
     rough_chars,
     text_chars,
 )
-from mcp_server_web.fetch.render import render_element
-from mcp_server_web.fetch.selection import VOTE, Selection, page_kinds, select
+from mcp_server_web.fetch.doc.render import render_element
+from mcp_server_web.fetch.doc.selection import VOTE, Selection, page_kinds, select
 from mcp_server_web.fetch.types import OutputFormat
 
 logger = logging.getLogger(__name__)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import lxml.html
 
-from mcp_server_web.fetch.blocks import Block, Page
+from mcp_server_web.fetch.doc.blocks import Block, Page
 
 # The constants below were set by looking at the failures on two page sets (news articles, and
 # seven types of pages); round values, each a plain statement about pages rather than a fit.

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import lxml.html
 from lxml import etree
 
-from mcp_server_web.fetch.html_tree import (
+from mcp_server_web.fetch.doc.html_tree import (
     ROW_GROUPS,
     attribute_number,
     collapse,

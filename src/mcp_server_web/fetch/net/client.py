@@ -23,8 +23,9 @@ import httpx
 
 from mcp_server_web.config import Settings
 from mcp_server_web.errors import FetchTimeout, HTTPStatusError, InvalidArgument
-from mcp_server_web.fetch.decode import ACCEPT_ENCODING, BodyDecoder, too_large
-from mcp_server_web.fetch.guard import (
+from mcp_server_web.fetch.doc.sniff import valid_media_type
+from mcp_server_web.fetch.net.decode import ACCEPT_ENCODING, BodyDecoder, too_large
+from mcp_server_web.fetch.net.guard import (
     AddressPolicy,
     Resolver,
     SystemResolver,
@@ -33,9 +34,8 @@ from mcp_server_web.fetch.guard import (
     resolve_redirect,
     vet_host,
 )
-from mcp_server_web.fetch.proxy import ProxyRoutes
-from mcp_server_web.fetch.sniff import valid_media_type
-from mcp_server_web.fetch.transport import GuardedTransport
+from mcp_server_web.fetch.net.proxy import ProxyRoutes
+from mcp_server_web.fetch.net.transport import GuardedTransport
 from mcp_server_web.fetch.types import DownloadProgress, FetchResponse, HopCheck
 
 logger = logging.getLogger(__name__)

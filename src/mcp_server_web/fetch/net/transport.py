@@ -18,9 +18,9 @@ import httpx
 
 from mcp_server_web.config import ConfigError
 from mcp_server_web.errors import WebToolError
-from mcp_server_web.fetch.guard import AddressPolicy, Resolver, resolve_redirect, vet_host
-from mcp_server_web.fetch.pinned_proxy import PINNED_ADDRESS, PinnedProxyPool
-from mcp_server_web.fetch.proxy import ProxyRoutes
+from mcp_server_web.fetch.net.guard import AddressPolicy, Resolver, resolve_redirect, vet_host
+from mcp_server_web.fetch.net.pinned_proxy import PINNED_ADDRESS, PinnedProxyPool
+from mcp_server_web.fetch.net.proxy import ProxyRoutes
 
 
 class PinnedBackend(httpcore.AsyncNetworkBackend):

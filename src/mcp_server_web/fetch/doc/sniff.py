@@ -12,7 +12,7 @@ import re
 from enum import StrEnum
 from typing import NamedTuple
 
-from mcp_server_web.fetch.charset import bom_codec
+from mcp_server_web.fetch.doc.charset import bom_codec
 from mcp_server_web.fetch.types import FetchResponse
 
 

@@ -17,7 +17,7 @@ import lxml.html
 import turbohtml
 from lxml import etree
 
-from mcp_server_web.fetch.charset import without_controls
+from mcp_server_web.fetch.doc.charset import without_controls
 
 logger = logging.getLogger(__name__)
 
