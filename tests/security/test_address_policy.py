@@ -39,7 +39,7 @@ from mcp_server_web.errors import BlockedAddress, WebToolError
 from mcp_server_web.fetch.net.client import REDIRECT_STATUSES, Fetcher
 from mcp_server_web.fetch.net.guard import HiddenAddress, literal_ip, metadata_name, parse_url
 from mcp_server_web.server.app import build_server
-from mcp_server_web.server.http_request_tool import HTTP_METHODS
+from mcp_server_web.server.http_request import HTTP_METHODS
 from tests.server.conftest import error_code, text_of
 from tests.support.netguard import GuardBackend, QuickOrigin, StubResolver
 from tests.support.origin import Origin, RequestContext

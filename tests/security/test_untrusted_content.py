@@ -23,7 +23,7 @@ from mcp_server_web.fetch.types import FetchResponse
 from mcp_server_web.server import boundary
 from mcp_server_web.server.app import build_server
 from mcp_server_web.server.boundary import attribute_value, fence, one_line, split_fence, unfenced
-from mcp_server_web.server.http_request_tool import interpret_response, render_response
+from mcp_server_web.server.http_request import interpret_response, render_response
 from mcp_server_web.server.schemas import AttemptOut, SearchResultOut, WebSearchOutput
 from mcp_server_web.server.tools import ERROR_TEXT_LIMIT, NOTE_LIMIT, render_search_answer
 from tests.server.conftest import error_code, make_settings, text_of

@@ -16,7 +16,7 @@ from mcp import Client
 from mcp_server_web.config import Settings
 from mcp_server_web.fetch.net.decode import ACCEPT_ENCODING
 from mcp_server_web.server.app import build_server
-from mcp_server_web.server.http_request_tool import DEFAULT_ACCEPT, TEXT_LIMIT, HttpRequestOutput
+from mcp_server_web.server.http_request import DEFAULT_ACCEPT, TEXT_LIMIT, HttpRequestOutput
 from tests.server.conftest import error_code, fenced, make_settings, text_of
 from tests.support.netguard import GuardBackend
 from tests.support.origin import Origin, Reply, RequestContext

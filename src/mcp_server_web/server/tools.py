@@ -33,12 +33,17 @@ from mcp_server_web.server.schemas import (
     SEARCH_QUERY_MAX_LENGTH,
     SNIPPET_LIMIT,
     TITLE_LIMIT,
+    WEB_FETCH_DESCRIPTION,
+    WEB_FETCH_INPUT_SCHEMA,
+    WEB_SEARCH_DESCRIPTION,
+    WEB_SEARCH_INPUT_SCHEMA,
     AttemptOut,
     SearchResultOut,
     WebFetchOutput,
     WebSearchOutput,
 )
 from mcp_server_web.server.services import Services
+from mcp_server_web.server.toolspec import ToolSpec
 
 logger = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -265,3 +270,19 @@ async def web_fetch(
         content=[TextContent(type="text", text=text)],
         structured_content=output.model_dump(mode="json"),
     )
+
+
+WEB_SEARCH_TOOL = ToolSpec(
+    fn=web_search,
+    name="web_search",
+    title="Search the web",
+    description=WEB_SEARCH_DESCRIPTION,
+    input_schema=WEB_SEARCH_INPUT_SCHEMA,
+)
+WEB_FETCH_TOOL = ToolSpec(
+    fn=web_fetch,
+    name="web_fetch",
+    title="Fetch a web page",
+    description=WEB_FETCH_DESCRIPTION,
+    input_schema=WEB_FETCH_INPUT_SCHEMA,
+)
