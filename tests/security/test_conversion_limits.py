@@ -153,12 +153,23 @@ def alive(pid: int) -> bool:
         return False
 
 
+def _pipes() -> int:
+    """Pipes this process has open."""
+    count = 0
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            count += os.readlink(f"/proc/self/fd/{name}").startswith("pipe:")
+    return count
+
+
 async def test_a_conversion_past_the_time_limit_is_killed(origin: Origin) -> None:
     slow = origin.serve("/slow", article(16000, "Slow"))  # ~6 MB: seconds of extraction
     quick = origin.serve("/quick", article(5, "Quick"))
     async with in_memory(timeout=1.0) as (client, server):
         pool = converters_of(server)  # type: ignore[arg-type]
         assert pool is not None
+        await pool.warm_up()  # an idle worker, which the slow page gets
+        pipes_before = _pipes()
         busy: set[int] = set()
 
         async def watch() -> None:
@@ -180,6 +191,14 @@ async def test_a_conversion_past_the_time_limit_is_killed(origin: Origin) -> Non
                 break
             await anyio.sleep(0.02)
         assert not any(alive(pid) for pid in busy), "the worker of the abandoned conversion still runs"
+        # Its descriptors are closed too, not left for the garbage collector: under load, killed
+        # workers' handles piled up in the server (the fork server's exit-status pipes). The
+        # replacement worker the next call starts has the same number as the killed one had.
+        for _ in range(100):  # 2 s
+            if _pipes() <= pipes_before - 2:
+                break
+            await anyio.sleep(0.02)
+        assert _pipes() <= pipes_before - 2, (pipes_before, _pipes())
         started = time.monotonic()
         answer = await client.call_tool("web_fetch", {"url": quick})
         assert not answer.is_error, text_of(answer)

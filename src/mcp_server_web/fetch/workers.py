@@ -163,7 +163,16 @@ class _Worker:
         with contextlib.suppress(OSError, ValueError, AttributeError):
             self.process.kill()
         self.conn.close()
-        threading.Thread(target=self.process.join, name="converter-reaper", daemon=True).start()
+        threading.Thread(target=_reap, args=(self.process,), name="converter-reaper", daemon=True).start()
+
+
+def _reap(process: multiprocessing.process.BaseProcess) -> None:
+    """Wait for a killed worker, then close its process handle: the descriptor the fork server
+    reports its exit on stays open until then (or until the garbage collector finds the handle,
+    which a traceback holding the worker can delay for a long time)."""
+    process.join()
+    with contextlib.suppress(ValueError):
+        process.close()
 
 
 @dataclass(frozen=True)
