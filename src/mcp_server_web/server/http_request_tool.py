@@ -24,7 +24,6 @@ from typing import Annotated, Any
 from urllib.parse import urlencode
 
 import anyio
-from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
@@ -38,7 +37,7 @@ from mcp_server_web.fetch.sniff import ContentKind, classify
 from mcp_server_web.fetch.types import FetchResponse
 from mcp_server_web.server.arguments import as_float, shown
 from mcp_server_web.server.boundary import fence, one_line
-from mcp_server_web.server.tools import reports_errors, services_of
+from mcp_server_web.server.tools import ToolContext, reports_errors, services_of
 
 HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 RESPONSE_BODY_LIMIT = 1024 * 1024
@@ -276,7 +275,7 @@ async def http_request(
     json: Any = None,  # the published argument name; the json module is not used in this function
     timeout: Any = None,  # noqa: ASYNC109 - a tool argument, applied through Fetcher.fetch
     *,
-    ctx: Context,
+    ctx: ToolContext,
 ) -> Annotated[CallToolResult, HttpRequestOutput]:
     services = services_of(ctx)
     settings = services.settings
