@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from mcp_server_web.errors import InvalidArgument, InvalidURL
 from mcp_server_web.fetch.charset import decode_text
-from mcp_server_web.fetch.client import _CONTROLLED_HEADERS, REDIRECT_STATUSES
+from mcp_server_web.fetch.client import CONTROLLED_HEADERS, REDIRECT_STATUSES
 from mcp_server_web.fetch.decode import describe_size
 from mcp_server_web.fetch.guard import MAX_URL_LENGTH, parse_url
 from mcp_server_web.fetch.sniff import ContentKind, classify
@@ -175,7 +175,7 @@ def _as_headers(value: Any) -> tuple[dict[str, str], list[str]]:
                 f"headers: the value of {name} has non-ASCII characters; percent-encode or "
                 "base64-encode them as the API expects."
             )
-        if name.lower() in _CONTROLLED_HEADERS:
+        if name.lower() in CONTROLLED_HEADERS:
             ignored.append(name)
             continue
         headers[name] = text
