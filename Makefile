@@ -1,6 +1,6 @@
 # Two commands for a new user:
 #   make run    set up a virtual environment and serve MCP over HTTP on 127.0.0.1:8000 (/mcp)
-#   make test   set up the same environment and run lint and the whole test suite
+#   make test   set up the same environment and run lint (ruff, mypy) and the whole test suite
 PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
@@ -22,6 +22,7 @@ stdio: $(BIN)/.installed
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy src
 
 test: lint
 	$(BIN)/python -m pytest

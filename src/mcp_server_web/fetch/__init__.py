@@ -10,7 +10,7 @@ conversion workers only.
 
 from mcp_server_web.fetch.doc.charset import decode_text, without_controls
 from mcp_server_web.fetch.doc.sniff import ContentKind, classify, valid_media_type
-from mcp_server_web.fetch.net.client import REDIRECT_STATUSES, Fetcher
+from mcp_server_web.fetch.net.client import CONTROLLED_HEADERS, REDIRECT_STATUSES, Fetcher
 from mcp_server_web.fetch.net.decode import ACCEPT_ENCODING, BodyDecoder, describe_size, too_large
 from mcp_server_web.fetch.net.guard import MAX_URL_LENGTH, Resolver, parse_url
 from mcp_server_web.fetch.pages import continuation_footer
@@ -20,6 +20,7 @@ from mcp_server_web.fetch.workers import ConversionPool, PoolStatus
 
 __all__ = [
     "ACCEPT_ENCODING",
+    "CONTROLLED_HEADERS",
     "CONVERSION_JOB",
     "MAX_URL_LENGTH",
     "OUTPUT_FORMATS",

@@ -211,7 +211,7 @@ class FetchService:
     async def _response(self, url: str, refresh: bool, progress: ProgressReporter) -> FetchResponse:
         key = ("response", url)
         if not refresh:
-            cached = self._cache.get(key)
+            cached: FetchResponse | None = self._cache.get(key)
             if cached is not None:
                 return cached
         flight_key = (*key, "refresh") if refresh else key

@@ -151,8 +151,10 @@ class _Worker:
         if os.name == "posix":
             await anyio.wait_readable(self.conn.fileno())
             # The outcome is written whole as soon as it is ready: reading it takes milliseconds.
-            return self.conn.recv()  # type: ignore[no-any-return]
-        return await anyio.to_thread.run_sync(self.conn.recv, abandon_on_cancel=True)  # type: ignore[no-any-return]
+            outcome: tuple[str, Any] = self.conn.recv()
+            return outcome
+        outcome = await anyio.to_thread.run_sync(self.conn.recv, abandon_on_cancel=True)
+        return outcome
 
     def kill(self) -> None:
         """End the worker now, whatever it is doing. Never blocks the event loop.

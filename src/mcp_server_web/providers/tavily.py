@@ -40,6 +40,8 @@ _SDK_ERROR_STATUS: dict[type[Exception], int] = {
     UsageLimitExceededError: 429,
     BadRequestError: 400,
 }
+# Every error that carries an HTTP status: the SDK's own (above) and httpx's.
+_HTTP_ERRORS: tuple[type[Exception], ...] = (*_SDK_ERROR_STATUS, httpx.HTTPStatusError)
 
 
 class TavilyProvider(SearchProvider):
@@ -86,7 +88,7 @@ class TavilyProvider(SearchProvider):
             # Causes are dropped (from None): the SDK's exceptions carry Tavily's own error text.
             except (TavilyTimeoutError, httpx.TimeoutException):
                 raise ProviderError("timeout", f"Tavily did not answer within {timeout:g} seconds.") from None
-            except (*_SDK_ERROR_STATUS, httpx.HTTPStatusError) as exc:
+            except _HTTP_ERRORS as exc:
                 raise self._http_error(exc, exchange) from None
             except (httpx.InvalidURL, httpx.TransportError) as exc:
                 raise transport_error("Tavily", exc, "MCP_WEB_TAVILY_URL") from None

@@ -21,6 +21,8 @@ _FALSE = ("false", "0", "no", "off")
 C = TypeVar("C", bound=str)
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _MAX_DIGITS = 30
+_PAST_ANY_LIMIT: int = 10**_MAX_DIGITS
+"""What a longer integer is taken as (with its sign)."""
 _SHOWN_LIMIT = 100
 
 
@@ -49,7 +51,7 @@ def as_float(value: Any, name: str, *, default: float, minimum: float, maximum: 
     return float(min(maximum, max(minimum, number)))
 
 
-def _number(value: Any) -> int | float | None:
+def _number(value: object) -> int | float | None:
     """The number a JSON number or a numeric string stands for, or None when it is neither.
 
     Integers stay exact whatever their size; a float may be infinite or NaN (a JSON 1e400 is
@@ -66,7 +68,7 @@ def _number(value: Any) -> int | float | None:
         # Past any limit a tool has, and short enough for int() (which refuses over 4,300 digits).
         if len(text.lstrip("+-")) <= _MAX_DIGITS:
             return int(text)
-        return -(10**_MAX_DIGITS) if text.startswith("-") else 10**_MAX_DIGITS
+        return -_PAST_ANY_LIMIT if text.startswith("-") else _PAST_ANY_LIMIT
     try:
         return float(text)
     except ValueError:

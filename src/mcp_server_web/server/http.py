@@ -306,7 +306,8 @@ async def serve_http(server: MCPServer, settings: Settings) -> None:
         log_config=None,  # keep our stderr logging setup; uvicorn's would add its own handlers
         lifespan="on",
         # On SIGTERM uvicorn stops accepting, lets in-flight calls finish (up to this), then exits.
-        timeout_graceful_shutdown=max(5.0, settings.timeout + 5.0),
+        # (uvicorn annotates int, but the value goes straight to asyncio.wait_for: seconds, any number)
+        timeout_graceful_shutdown=max(5.0, settings.timeout + 5.0),  # type: ignore[arg-type]
         server_header=False,
         # h11 with the caps and read timeout of connections.py, whatever else is installed
         # (httptools would be picked otherwise); nothing here speaks WebSocket.

@@ -47,6 +47,8 @@ from mcp_server_web.server.toolspec import ToolSpec
 
 logger = logging.getLogger(__name__)
 P = ParamSpec("P")
+ToolContext = Context[Services, Any]
+"""What a tool receives as its context: the lifespan context is the server's Services."""
 
 ERROR_TEXT_LIMIT = 1000
 """Most characters of an error's text. Errors are not fenced, yet some quote remote text (a
@@ -104,7 +106,7 @@ def as_snapshot(value: Any) -> str | None:
     )
 
 
-def services_of(ctx: Context) -> Services:
+def services_of(ctx: ToolContext) -> Services:
     return ctx.request_context.lifespan_context
 
 
@@ -118,7 +120,7 @@ async def web_search(
     exclude_domains: Any = None,
     provider: Any = None,
     *,
-    ctx: Context,
+    ctx: ToolContext,
 ) -> Annotated[CallToolResult, WebSearchOutput]:
     search_query = SearchQuery(
         query=as_text(query, "query", max_length=SEARCH_QUERY_MAX_LENGTH),
@@ -214,7 +216,7 @@ async def web_fetch(
     refresh: Any = None,
     snapshot: Any = None,
     *,
-    ctx: Context,
+    ctx: ToolContext,
 ) -> Annotated[CallToolResult, WebFetchOutput]:
     if not isinstance(url, str) or not url.strip():
         raise InvalidURL("url is required: pass the http or https address of the page to fetch.")

@@ -170,6 +170,9 @@ its own words place it (see _places); shorter runs are lines every post or card 
 byline, "Reply Quote"), which that would count as kept."""
 _MIN_MATCH = 0.3
 """A block is placed in the output only where at least this share of its trigrams line up."""
+Place = tuple[int, int, int, float]
+"""Where a run may go in the output: (run index, start, end, trigrams found), the count weighed
+down (HIDDEN_WEIGHT) for a hidden run's places."""
 
 
 def coverage(page: Page, text: str) -> dict[Block, float]:
@@ -211,9 +214,7 @@ _MAX_PLACES = 4
 """At most this many places are considered for one run (text repeated on the page or in the output)."""
 
 
-def _places(
-    k: int, run: Run, grams: dict[tuple[str, str, str], list[int]]
-) -> list[tuple[int, int, int, int]]:
+def _places(k: int, run: Run, grams: dict[tuple[str, str, str], list[int]]) -> list[Place]:
     """Where in the output a run of three words or more may go: (k, start, end, trigrams found)
     for each stretch of the output where enough of its trigrams line up, best first."""
     n = len(run.tokens)
@@ -242,7 +243,7 @@ def _places(
         return []
     offsets.sort()
     tolerance = max(3, n // 10)  # what the other extractor inserted or dropped shifts the offset
-    places = []
+    places: list[Place] = []
     first = 0
     for last in range(1, len(offsets) + 1):
         if last == len(offsets) or offsets[last] - offsets[last - 1] > tolerance:
@@ -255,9 +256,7 @@ def _places(
     return places[:_MAX_PLACES]
 
 
-def _place_short(
-    runs: list[Run], placed: list[tuple[int, int, int, int]], tokens: list[str], found: list[float]
-) -> None:
+def _place_short(runs: list[Run], placed: list[Place], tokens: list[str], found: list[float]) -> None:
     """Runs of one or two words: found if they occur in the gap between their placed neighbours."""
     if not placed:
         return
@@ -279,30 +278,29 @@ def _place_short(
                 break
 
 
-def _heaviest_chain(
-    options: list[list[tuple[int, int, int, int]]], size: int
-) -> list[tuple[int, int, int, int]]:
+def _heaviest_chain(options: list[list[Place]], size: int) -> list[Place]:
     """One place or none for each run (``options`` in run order) such that the places do not
     overlap and follow run order, with the most trigrams found in all: a weighted longest
     increasing subsequence, with a Fenwick tree of prefix maxima over output positions."""
     slack = 2
     tree_size = size + slack + 2
-    tree_value = [0] * (tree_size + 1)
+    tree_value: list[float] = [0] * (tree_size + 1)
     tree_item = [-1] * (tree_size + 1)
-    chosen: list[tuple[int, int, int, int]] = []
-    score: list[int] = []
+    chosen: list[Place] = []
+    score: list[float] = []
     previous: list[int] = []
 
-    def query(position: int) -> tuple[int, int]:
+    def query(position: int) -> tuple[float, int]:
         position = min(max(position, 0), tree_size)
-        value, item = 0, -1
+        value: float = 0
+        item = -1
         while position > 0:
             if tree_value[position] > value:
                 value, item = tree_value[position], tree_item[position]
             position -= position & -position
         return value, item
 
-    def update(position: int, value: int, item: int) -> None:
+    def update(position: int, value: float, item: int) -> None:
         position = min(max(position, 1), tree_size)
         while position <= tree_size:
             if value > tree_value[position]:

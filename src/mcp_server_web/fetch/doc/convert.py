@@ -10,6 +10,7 @@ import json
 import logging
 import re
 from dataclasses import replace
+from typing import overload
 
 from mcp_server_web.errors import ExtractionFailed, UnsupportedContentType
 from mcp_server_web.fetch.doc.charset import decode_text, without_controls
@@ -55,6 +56,10 @@ def convert(
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+@overload
+def _printable(text: str) -> str: ...
+@overload
+def _printable(text: None) -> None: ...
 def _printable(text: str | None) -> str | None:
     if text is None:
         return None

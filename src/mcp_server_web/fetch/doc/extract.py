@@ -14,9 +14,8 @@ from __future__ import annotations
 import copy
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any
 
 import lxml.html
 import trafilatura
@@ -317,7 +316,7 @@ def _readability_summary(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement |
     return element
 
 
-class _Readability(Document):
+class _Readability(Document):  # type: ignore[misc]  # readability-lxml ships no types
     """readability-lxml, except that data tables and code blocks in the article survive its clean-up.
 
     readability removes any table or <div> with under 25 characters of text or a low score, which
@@ -337,7 +336,7 @@ class _Readability(Document):
         text: str = super().get_clean_html()
         return text
 
-    def _parse(self, input: Any) -> lxml.html.HtmlElement:
+    def _parse(self, input: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
         # Our tree is cleaned already (scripts, styles, javascript: links) and its links are
         # absolute: skip readability's own lxml Cleaner pass, a third of its time. It mutates the
         # tree, and may start over on a fresh one: always a copy, without the hidden elements
@@ -392,7 +391,9 @@ def _trafilatura_text(raw: lxml.html.HtmlElement, url: str) -> str:
         return ""
     finally:
         _shared.readability = None
-    return (document.text or "") if document is not None else ""
+    if document is None or isinstance(document, dict):  # (a dict only when as_dict=True is asked for)
+        return ""
+    return document.text or ""
 
 
 # trafilatura checks its own result against readability's (a copy of readability-lxml it ships)
@@ -401,7 +402,9 @@ def _trafilatura_text(raw: lxml.html.HtmlElement, url: str) -> str:
 # hook is per thread (conversions run in worker threads) and falls back to trafilatura's own
 # function whenever we have no result for the page at hand.
 _shared = threading.local()
-_trafilatura_readability = getattr(trafilatura.external, "try_readability", None)
+_trafilatura_readability: Callable[[lxml.html.HtmlElement], lxml.html.HtmlElement] | None = getattr(
+    trafilatura.external, "try_readability", None
+)
 
 
 def _shared_readability(htmlinput: lxml.html.HtmlElement) -> lxml.html.HtmlElement:

@@ -326,7 +326,7 @@ def page_title(root: lxml.html.HtmlElement) -> str | None:
         *root.xpath("//h1"),
     )
     for candidate in candidates:
-        text = candidate.text_content() if isinstance(candidate, etree.ElementBase) else str(candidate)
+        text = candidate.text_content() if isinstance(candidate, lxml.html.HtmlElement) else str(candidate)
         title = collapse(text)
         if title:
             return title
@@ -367,7 +367,8 @@ def clean_tree(root: lxml.html.HtmlElement, base_url: str, *, keep_hidden: bool 
         ):
             element.tail = _shorten_whitespace(tail)
 
-        tag = element.tag
+        # A parsed tree's tags are str; types-lxml types them as anything one may set by hand.
+        tag: str = element.tag  # type: ignore[assignment]
         if tag in _DROP_TAGS:
             doomed.append(element)
             continue

@@ -53,7 +53,9 @@ _WANTED_LIMITS: dict[str, Any] = {
 _OVERRUN = 1.5
 _MIN_HARD_STOP = 0.5
 _LIMIT_NAMES = (
-    frozenset(field.name for field in dataclasses.fields(Configuration)) if Configuration else frozenset()
+    frozenset(field.name for field in dataclasses.fields(Configuration))
+    if Configuration is not None
+    else frozenset()
 )
 # Older pypdf releases lack some of these limits; each one that exists is used.
 _PYPDF_LIMITS = {name: value for name, value in _WANTED_LIMITS.items() if name in _LIMIT_NAMES}

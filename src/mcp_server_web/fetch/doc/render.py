@@ -522,7 +522,7 @@ def _link_first_line(text: str, target: str) -> str:
     parts = [_LINE_MARKER.match(line).groups() for line in lines]  # type: ignore[union-attr]
     candidates = [i for i, (_, content) in enumerate(parts) if content.strip()]
     worded = [i for i in candidates if _IMAGE.sub("", parts[i][1]).strip()]
-    chosen = (worded or candidates or [None])[0]
+    chosen = worded[0] if worded else candidates[0] if candidates else None
     if chosen is not None:
         marker, content = parts[chosen]
         if not content.startswith("["):  # not a link already (links do not nest)

@@ -431,7 +431,7 @@ def _item_groups(block: Block, subtree_tokens: list[int]) -> list[list[Block]]:
 
 def _signature(element: lxml.html.HtmlElement) -> str:
     """What makes siblings items of one list: their tag and classes (numbers aside)."""
-    return f"{element.tag}.{_DIGITS.sub('', element.get('class') or '')}"
+    return f"{element.tag!s}.{_DIGITS.sub('', element.get('class') or '')}"
 
 
 # --- both modes ------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ _COMPLAINT_LIMIT = 100
 
 # Headers the caller may not set: they would let a request lie about its framing or body
 # encoding (which our decoder relies on), or pick the virtual host behind the vetted address.
-_CONTROLLED_HEADERS = frozenset(
+CONTROLLED_HEADERS = frozenset(
     {
         "host",
         "accept-encoding",
@@ -273,7 +273,7 @@ def _refuse_all_cookies() -> CookieJar:
 def _request_headers(headers: Mapping[str, str] | None, accept: str) -> httpx.Headers:
     merged = httpx.Headers({"Accept": accept})
     for name, value in (headers or {}).items():
-        if name.lower() not in _CONTROLLED_HEADERS:
+        if name.lower() not in CONTROLLED_HEADERS:
             merged[name] = value
     # Only encodings decode.py can undo under the size cap.
     merged["Accept-Encoding"] = ACCEPT_ENCODING

@@ -62,7 +62,7 @@ class PinnedProxyPool(httpcore.AsyncConnectionPool):
         if proxy_auth is not None:
             credentials = base64.b64encode(b"%b:%b" % proxy_auth)
             headers.insert(0, (b"Proxy-Authorization", b"Basic " + credentials))
-        self._proxy = _ProxyEnd(
+        self._proxy_end = _ProxyEnd(
             pinned=pinned,
             origin=proxy_url.origin,
             headers=headers,
@@ -74,8 +74,8 @@ class PinnedProxyPool(httpcore.AsyncConnectionPool):
 
     def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
         if origin.scheme == b"http":
-            return _ForwardConnection(self._proxy, origin)
-        return _TunnelConnection(self._proxy, origin, self._origin_ssl_context)
+            return _ForwardConnection(self._proxy_end, origin)
+        return _TunnelConnection(self._proxy_end, origin, self._origin_ssl_context)
 
 
 class _ProxyEnd:

@@ -12,10 +12,10 @@ from urllib.parse import urlencode
 
 from mcp_server_web.errors import InvalidArgument, InvalidURL
 from mcp_server_web.fetch import (
+    CONTROLLED_HEADERS,
     describe_size,
     parse_url,
 )
-from mcp_server_web.fetch.net.client import _CONTROLLED_HEADERS
 from mcp_server_web.server.arguments import shown
 
 HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
@@ -80,7 +80,7 @@ def as_headers(value: Any) -> tuple[dict[str, str], list[str]]:
                 f"headers: the value of {name} has non-ASCII characters; percent-encode or "
                 "base64-encode them as the API expects."
             )
-        if name.lower() in _CONTROLLED_HEADERS:
+        if name.lower() in CONTROLLED_HEADERS:
             ignored.append(name)
             continue
         headers[name] = text

@@ -16,13 +16,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import anyio
-from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
 from mcp_server_web.fetch import (
     MAX_URL_LENGTH,
+    REDIRECT_STATUSES,
 )
-from mcp_server_web.fetch.net.client import REDIRECT_STATUSES
 from mcp_server_web.server.arguments import as_float
 from mcp_server_web.server.http_request.arguments import (
     HTTP_METHODS,
@@ -38,7 +37,7 @@ from mcp_server_web.server.http_request.response import (
     interpret_response,
     render_response,
 )
-from mcp_server_web.server.tools import reports_errors, services_of
+from mcp_server_web.server.tools import ToolContext, reports_errors, services_of
 from mcp_server_web.server.toolspec import ToolSpec
 
 RESPONSE_BODY_LIMIT = 1024 * 1024
@@ -58,7 +57,7 @@ async def http_request(
     json: Any = None,  # the published argument name; the json module is not used in this function
     timeout: Any = None,  # noqa: ASYNC109 - a tool argument, applied through Fetcher.fetch
     *,
-    ctx: Context,
+    ctx: ToolContext,
 ) -> Annotated[CallToolResult, HttpRequestOutput]:
     services = services_of(ctx)
     settings = services.settings
