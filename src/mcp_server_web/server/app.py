@@ -30,6 +30,7 @@ from mcp_server_web.server.schemas import (
     WEB_SEARCH_INPUT_SCHEMA,
 )
 from mcp_server_web.server.services import Services
+from mcp_server_web.state import MemoryState, StateBackend
 
 INSTRUCTIONS = (
     "Web tools. web_search finds pages; web_fetch reads a URL and returns its main content as "
@@ -116,12 +117,15 @@ def build_server(
             if "web_fetch" in settings.tools:
                 # The first page then finds a worker waiting, with the conversion stack imported.
                 background.start_soon(converters.warm_up)
+            # Where the caches, single-flight and cooldowns live: this process's memory (a backend
+            # shared by replicas is chosen here and nowhere else).
+            state: StateBackend = MemoryState()
             search = LazyChain(settings, provider_http)
             try:
                 yield Services(
                     settings=settings,
                     fetcher=fetcher,
-                    fetch=FetchService(settings, fetcher, converters),
+                    fetch=FetchService(settings, fetcher, converters, state),
                     search=search,
                 )
             finally:
