@@ -120,7 +120,7 @@ def build_server(
             # Where the caches, single-flight and cooldowns live: this process's memory (a backend
             # shared by replicas is chosen here and nowhere else).
             state: StateBackend = MemoryState()
-            search = LazyChain(settings, provider_http)
+            search = LazyChain(settings, provider_http, state)
             try:
                 yield Services(
                     settings=settings,
