@@ -152,9 +152,9 @@ class FetchService:
     ) -> tuple[Document, bool]:
         key = _current_key(url, output_format, main_content)
         if not refresh:
-            current = await self._cache.get(key)
+            current: str | None = await self._cache.get(key)
             snapshot_key = _snapshot_key(url, output_format, main_content, current or "")
-            cached = None if current is None else await self._cache.get(snapshot_key)
+            cached: Document | None = None if current is None else await self._cache.get(snapshot_key)
             if cached is not None:
                 return cached, True
         # A refresh must not join a normal call's flight, which may be serving the old copy.
@@ -225,7 +225,7 @@ class FetchService:
     async def _response(self, url: str, refresh: bool, progress: ProgressReporter) -> FetchResponse:
         key = ("response", url)
         if not refresh:
-            cached = await self._cache.get(key)
+            cached: FetchResponse | None = await self._cache.get(key)
             if cached is not None:
                 return cached
         flight_key = (*key, "refresh") if refresh else key

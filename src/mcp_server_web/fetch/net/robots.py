@@ -170,9 +170,9 @@ class RobotsPolicy:
     async def check(self, url: str) -> None:
         """Raise RobotsDisallowed when robots.txt forbids url; return quietly when it allows it."""
         robots_url = robots_url_for(url)
-        rules = await self._rules.get(robots_url)
+        rules: RobotsRules | None = await self._rules.get(robots_url)
         if rules is None:
-            rules, _ = await self._flights.run(robots_url, lambda: self._load(robots_url))
+            rules = (await self._flights.run(robots_url, lambda: self._load(robots_url)))[0]
         reason = rules.refusal(url, self._token)
         if reason is not None:
             raise RobotsDisallowed(reason)
