@@ -15,6 +15,7 @@ from mcp_server_web.config import Settings
 from mcp_server_web.providers.base import ProviderConfig, ProviderError, SearchProvider, SearchQuery
 from mcp_server_web.providers.chain import SearchChain
 from mcp_server_web.providers.registry import provider_classes, provider_config
+from mcp_server_web.state import MemoryState
 from tests.support.fakes.base import Failure, FakeProvider, JsonFakeProvider, settings_for
 
 USER_AGENT = "mcp-server-web-tests/1.0"
@@ -192,7 +193,7 @@ def make_chain(fakes: dict[str, FakeProvider], http: httpx.AsyncClient) -> Chain
         classes = provider_classes()
         providers = [classes[name](provider_config(classes[name], settings), http) for name in order]
         if clock is not None:
-            chain_options["clock"] = clock
+            chain_options["state"] = MemoryState(clock=clock)
         return SearchChain(providers, **chain_options)
 
     return make

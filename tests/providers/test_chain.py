@@ -66,7 +66,7 @@ async def test_cooldown_skips_then_recovers(fakes: dict[str, FakeProvider], make
     fakes["tavily"].answer(sample_results(2, "t"))
     third = await chain.search(SearchQuery("third query"))
     assert third.provider == "tavily"
-    assert chain.cooldowns.remaining("tavily") == 0
+    assert await chain.cooldowns.remaining("tavily") == 0
 
 
 async def test_stepped_cooldown_without_retry_after(
@@ -77,10 +77,10 @@ async def test_stepped_cooldown_without_retry_after(
     fakes["duckduckgo"].answer(sample_results(1))
     chain = make_chain(("brave", "duckduckgo"), clock=clock, cache_ttl=1)
     await chain.search(SearchQuery("q1"))
-    first = chain.cooldowns.remaining("brave")
+    first = await chain.cooldowns.remaining("brave")
     clock.advance(first + 1)
     await chain.search(SearchQuery("q2"))
-    second = chain.cooldowns.remaining("brave")
+    second = await chain.cooldowns.remaining("brave")
     assert first == pytest.approx(60, abs=1) and second == pytest.approx(120, abs=1)
 
 

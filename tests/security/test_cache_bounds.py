@@ -25,11 +25,11 @@ from protego import Protego
 
 from mcp_server_web.config import Settings
 from mcp_server_web.errors import RobotsDisallowed
-from mcp_server_web.fetch.cache import ByteBoundedTTLCache
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.fetch.service import FetchService
 from mcp_server_web.fetch.types import Document, FetchResponse
 from mcp_server_web.server.app import conversion_pool
+from mcp_server_web.state import KeyValueStore, MemoryState
 from tests.support.origin import Origin, Reply
 
 
@@ -51,6 +51,13 @@ PAGE_HTML = (
     + "<p>A short paragraph of ordinary words that a reader would keep. </p>" * 6
     + "</article></body></html>"
 )
+
+
+async def held_bytes(store: KeyValueStore) -> tuple[int, int]:
+    """(bytes the store counts, its entries)."""
+    usage = await store.usage()
+    assert usage.bytes is not None
+    return usage.bytes, usage.entries
 
 
 def settings(**overrides: object) -> Settings:
@@ -108,11 +115,13 @@ async def test_document_cache_counts_response_headers(origin: Origin) -> None:
         before = resident_bytes()
         failures = await fetch_all(service, [origin.url(f"/page?n={n}") for n in range(PAGES)])
         after = resident_bytes()
-        held = service.cache.current_bytes
-        entries = len(service.cache)
+        held, entries = await held_bytes(service.cache)
         # FetchService keeps each download as ("response", url) (fetch/service.py).
         responses = sum(
-            1 for n in range(PAGES) if service.cache.get(("response", origin.url(f"/page?n={n}"))) is not None
+            [
+                await service.cache.get(("response", origin.url(f"/page?n={n}"))) is not None
+                for n in range(PAGES)
+            ]
         )
     assert failures == []
     assert origin.hits("/page") == PAGES + 20
@@ -139,7 +148,7 @@ async def test_document_cache_counts_long_urls(origin: Origin) -> None:
         before = resident_bytes()
         failures = await fetch_all(service, [origin.url(f"/page?n={n}&{padding}") for n in range(1000)])
         after = resident_bytes()
-        held, entries = service.cache.current_bytes, len(service.cache)
+        held, entries = await held_bytes(service.cache)
     assert failures == []
     growth = after - before
     print(f"long URLs: growth {growth / MB:.1f} MB, cache says {held / MB:.2f} MB in {entries} entries")
@@ -147,21 +156,21 @@ async def test_document_cache_counts_long_urls(origin: Origin) -> None:
     assert held <= chosen.cache_max_bytes and entries * 4000 <= held
 
 
-def test_an_entry_counts_its_key_headers_and_strings_once() -> None:
+async def test_an_entry_counts_its_key_headers_and_strings_once() -> None:
     url = "http://127.0.0.1/" + "u" * 4000
     headers = {f"x-padding-{i}": f"{i:04d}" + "h" * 1996 for i in range(45)}  # distinct strings
     response = FetchResponse(url, url, 200, headers, "text/html", "utf-8", b"<p>hi</p>")
-    cache = ByteBoundedTTLCache(max_bytes=10 * MB, ttl=60)
-    assert cache.put(("response", url), response)
+    cache = MemoryState().store("fetch", max_bytes=10 * MB, ttl=60)
+    assert await cache.put(("response", url), response)
     # The URL object is shared by the key and both URL fields: counted once; headers in full.
-    assert 45 * 2000 + 4000 < cache.current_bytes < 45 * 2000 + 3 * 4000 + 20_000
-    assert not ByteBoundedTTLCache(max_bytes=50_000, ttl=60).put(("response", url), response)
+    assert 45 * 2000 + 4000 < (await held_bytes(cache))[0] < 45 * 2000 + 3 * 4000 + 20_000
+    assert not await MemoryState().store("fetch", max_bytes=50_000, ttl=60).put(("response", url), response)
     text = "\U0001f600" + "t" * 100_000  # one astral character: 4 bytes a character
     document = Document(
         url, url, 200, "text/html", "T" * 1000, "markdown", True, text, warnings=("w" * 1000,)
     )
-    cache.put(("snapshot", url), document)
-    assert cache.current_bytes > 45 * 2000 + 4 * 100_000 + 2000
+    await cache.put(("snapshot", url), document)
+    assert (await held_bytes(cache))[0] > 45 * 2000 + 4 * 100_000 + 2000
 
 
 # --------------------------------------------------------------------------------------------
@@ -212,11 +221,13 @@ async def read_sites(service: FetchService, origins: list[Origin]) -> None:
     assert "Disallow: /private/" in refused.value.message
 
 
-def robots_cache_bytes(service: FetchService) -> tuple[int, int]:
+async def robots_cache_bytes(service: FetchService) -> tuple[int, int]:
     """(bytes the robots cache counts, its bound)."""
     policy = service.robots
     assert policy is not None
-    return policy.cache.current_bytes, policy.cache.max_bytes
+    usage = await policy.cache.usage()
+    assert usage.bytes is not None and usage.max_bytes is not None
+    return usage.bytes, usage.max_bytes
 
 
 async def test_robots_cache_is_bounded_by_bytes_with_astral_text(many_origins: list[Origin]) -> None:
@@ -234,7 +245,7 @@ async def test_robots_cache_is_bounded_by_bytes_with_astral_text(many_origins: l
         growth = after - before
         print(f"astral robots: growth {growth / MB:.1f} MB for {len(many_origins) - 4} origins")
         assert growth <= 4 * chosen.cache_max_bytes, f"RSS grew {growth / MB:.1f} MB"
-        held, bound = robots_cache_bytes(service)
+        held, bound = await robots_cache_bytes(service)
     assert held <= bound <= chosen.cache_max_bytes // 4
     assert all(o.hits("/robots.txt") == 1 for o in many_origins)  # small parsed rules stay cached
 
@@ -282,7 +293,7 @@ async def test_robots_cache_is_bounded_by_bytes_with_dense_rules(many_origins: l
         )
         # Kept, the four files' rules would be 4 x one_file (the old code: +115 MB of RSS).
         assert growth <= one_file // 2, f"{growth / MB:.1f} MB kept"
-        held, bound = robots_cache_bytes(service)
-        entries = len(service.robots.cache)  # type: ignore[union-attr]
+        held, bound = await robots_cache_bytes(service)
+        entries = (await service.robots.cache.usage()).entries  # type: ignore[union-attr]
     assert held <= bound and entries == 0  # larger than the whole robots cache: obeyed, not kept
     assert all(o.hits("/robots.txt") >= 1 for o in sites)

@@ -30,6 +30,7 @@ from mcp_server_web.providers.base import COOLDOWN_KINDS, SearchQuery
 from mcp_server_web.providers.chain import COOLDOWN_FIRST, Attempt, SearchChain, SearchFailed
 from mcp_server_web.providers.registry import provider_classes, provider_config
 from mcp_server_web.server.app import build_server
+from mcp_server_web.state import MemoryState
 from tests.providers.conftest import Clock
 from tests.support.fakes.base import FakeProvider, Mode, Plan, settings_for
 
@@ -174,7 +175,11 @@ def make_chain(
     classes = provider_classes()
     providers = [classes[name](provider_config(classes[name], settings), http) for name in order]
     return SearchChain(
-        providers, provider_timeout=provider_timeout, deadline=deadline, cache_ttl=600, clock=clock
+        providers,
+        provider_timeout=provider_timeout,
+        deadline=deadline,
+        cache_ttl=600,
+        state=MemoryState(clock=clock),
     )
 
 
@@ -545,7 +550,7 @@ async def test_retry_after_keeps_requests_away_then_recovers(
     try:
         first = await chain.search(SearchQuery("limited", max_results=MAX_RESULTS))
         assert first.provider == "brave" and first.attempts[0].error.startswith("rate_limit")
-        assert chain.cooldowns.remaining("tavily") == pytest.approx(30)
+        assert await chain.cooldowns.remaining("tavily") == pytest.approx(30)
 
         for step in (0, 20, 9.5):  # still inside the 30 s
             clock.advance(step)
@@ -561,7 +566,7 @@ async def test_retry_after_keeps_requests_away_then_recovers(
         answers = await burst(chain, "recovered")
         assert {answer.provider for answer in answers} == {"tavily"}
         assert len(tavily.requests) == 1 + len(answers)
-        assert chain.cooldowns.remaining("tavily") == 0
+        assert await chain.cooldowns.remaining("tavily") == 0
     finally:
         await chain.aclose()
 
@@ -579,7 +584,7 @@ async def test_stepped_cooldown_without_retry_after(
         answers = await burst(chain, "burst")
         assert {answer.provider for answer in answers} == {"exa"}
         assert len(tavily.requests) >= 1
-        assert chain.cooldowns.remaining("tavily") == pytest.approx(COOLDOWN_FIRST)
+        assert await chain.cooldowns.remaining("tavily") == pytest.approx(COOLDOWN_FIRST)
 
         clock.advance(COOLDOWN_FIRST - 1)
         await burst(chain, "still cooling")
@@ -587,19 +592,19 @@ async def test_stepped_cooldown_without_retry_after(
         clock.advance(2)  # the first step is over: one probe, still limited, doubles the wait
         await chain.search(SearchQuery("probe 1"))
         assert len(tavily.requests) == asked + 1
-        assert chain.cooldowns.remaining("tavily") == pytest.approx(2 * COOLDOWN_FIRST)
+        assert await chain.cooldowns.remaining("tavily") == pytest.approx(2 * COOLDOWN_FIRST)
         await burst(chain, "second step")
         assert len(tavily.requests) == asked + 1
 
         clock.advance(2 * COOLDOWN_FIRST + 1)
         scripted(fakes, "tavily", lambda _: Plan("ok"))
         assert (await chain.search(SearchQuery("probe 2"))).provider == "tavily"
-        assert chain.cooldowns.remaining("tavily") == 0
+        assert await chain.cooldowns.remaining("tavily") == 0
 
         # Recovered means forgiven: the next rate limit starts again at the first step.
         scripted(fakes, "tavily", lambda _: Plan("rate_limit"))
         await chain.search(SearchQuery("limited again"))
-        assert chain.cooldowns.remaining("tavily") == pytest.approx(COOLDOWN_FIRST)
+        assert await chain.cooldowns.remaining("tavily") == pytest.approx(COOLDOWN_FIRST)
     finally:
         await chain.aclose()
 
@@ -629,7 +634,7 @@ async def test_late_success_does_not_lift_a_newer_cooldown(
             group.start_soon(search, "slow", 0)
             group.start_soon(search, "limited", 0.1)
         assert answers["slow"].provider == "tavily" and answers["limited"].provider == "brave"
-        assert chain.cooldowns.remaining("tavily") == pytest.approx(30)
+        assert await chain.cooldowns.remaining("tavily") == pytest.approx(30)
         asked = len(fakes["tavily"].requests)
         assert {a.provider for a in await burst(chain, "after")} == {"brave"}
         assert len(fakes["tavily"].requests) == asked
@@ -655,7 +660,7 @@ async def test_challenge_cools_duckduckgo_down(
             asked = len(ddg.requests)
             answers = await burst(chain, f"blocked {status}")
             assert {a.provider for a in answers} == {"searxng"} and len(ddg.requests) == asked
-            clock.advance(chain.cooldowns.remaining("duckduckgo") + 1)
+            clock.advance(await chain.cooldowns.remaining("duckduckgo") + 1)
             scripted(fakes, "duckduckgo", lambda _: Plan("ok"))
             recovered = await chain.search(SearchQuery(f"recovered {status}", max_results=MAX_RESULTS))
             assert recovered.provider == "duckduckgo"

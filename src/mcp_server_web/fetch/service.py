@@ -29,7 +29,6 @@ from mcp_server_web.errors import (
     InvalidArgument,
     SnapshotExpired,
 )
-from mcp_server_web.fetch.cache import ByteBoundedTTLCache, SingleFlight
 from mcp_server_web.fetch.doc.challenge import detect_challenge
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.fetch.net.guard import parse_url
@@ -37,6 +36,7 @@ from mcp_server_web.fetch.net.robots import ROBOTS_TIMEOUT, RobotsPolicy
 from mcp_server_web.fetch.pages import Page, slice_page
 from mcp_server_web.fetch.types import Converted, Document, FetchResponse, OutputFormat
 from mcp_server_web.fetch.workers import ConversionPool
+from mcp_server_web.state import KeyValueStore, MemoryState, StateBackend
 
 logger = logging.getLogger(__name__)
 
@@ -68,22 +68,35 @@ async def _no_progress(progress: float, message: str) -> None:
 class FetchService:
     """Fetches, converts, caches and paginates web pages."""
 
-    def __init__(self, settings: Settings, fetcher: Fetcher, converters: ConversionPool) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        fetcher: Fetcher,
+        converters: ConversionPool,
+        state: StateBackend | None = None,
+    ) -> None:
+        """state is where documents, responses and robots.txt rules are kept (this process's
+        memory unless the composition root passes another backend)."""
+        state = MemoryState() if state is None else state
         self._settings = settings
         self._fetcher = fetcher
         self._converters = converters
         robots_bytes = int(settings.cache_max_bytes * ROBOTS_CACHE_SHARE) if settings.respect_robots else 0
         self._robots = (
-            RobotsPolicy(fetcher, timeout=min(ROBOTS_TIMEOUT, settings.timeout), max_bytes=robots_bytes)
+            RobotsPolicy(
+                fetcher, timeout=min(ROBOTS_TIMEOUT, settings.timeout), max_bytes=robots_bytes, state=state
+            )
             if settings.respect_robots
             else None
         )
-        self._cache = ByteBoundedTTLCache(settings.cache_max_bytes - robots_bytes, settings.cache_ttl)
-        self._downloads: SingleFlight[FetchResponse] = SingleFlight()
-        self._conversions: SingleFlight[Document] = SingleFlight()
+        self._cache = state.store(
+            "fetch", ttl=settings.cache_ttl, max_bytes=settings.cache_max_bytes - robots_bytes
+        )
+        self._downloads = state.flight("fetch.downloads")
+        self._conversions = state.flight("fetch.conversions")
 
     @property
-    def cache(self) -> ByteBoundedTTLCache:
+    def cache(self) -> KeyValueStore:
         return self._cache
 
     @property
@@ -112,7 +125,7 @@ class FetchService:
         held = (
             None
             if snapshot is None
-            else self._cache.get(_snapshot_key(canonical, output_format, main_content, snapshot))
+            else await self._cache.get(_snapshot_key(canonical, output_format, main_content, snapshot))
         )
         if held is not None:
             document, cached = held, True
@@ -139,9 +152,9 @@ class FetchService:
     ) -> tuple[Document, bool]:
         key = _current_key(url, output_format, main_content)
         if not refresh:
-            current = self._cache.get(key)
+            current: str | None = await self._cache.get(key)
             snapshot_key = _snapshot_key(url, output_format, main_content, current or "")
-            cached = None if current is None else self._cache.get(snapshot_key)
+            cached: Document | None = None if current is None else await self._cache.get(snapshot_key)
             if cached is not None:
                 return cached, True
         # A refresh must not join a normal call's flight, which may be serving the old copy.
@@ -191,11 +204,11 @@ class FetchService:
             snapshot=snapshot,
             fetched_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         )
-        self._remember(document)
+        await self._remember(document)
         await progress(1.0, "done")
         return document
 
-    def _remember(self, document: Document) -> None:
+    async def _remember(self, document: Document) -> None:
         """Cache document as its snapshot and make it the URL's current one.
 
         The document is stored once, under its snapshot; the URL's entry holds only the id, so
@@ -203,15 +216,16 @@ class FetchService:
         """
         url, output_format, main_content = document.url, document.format, document.main_content
         current = _current_key(url, output_format, main_content)
-        if self._cache.put(_snapshot_key(url, output_format, main_content, document.snapshot), document):
-            self._cache.put(current, document.snapshot)
+        snapshot = _snapshot_key(url, output_format, main_content, document.snapshot)
+        if await self._cache.put(snapshot, document):
+            await self._cache.put(current, document.snapshot)
         else:
-            self._cache.pop(current)  # too large to keep: the next call must not get an older one
+            await self._cache.pop(current)  # too large to keep: the next call must not get an older one
 
     async def _response(self, url: str, refresh: bool, progress: ProgressReporter) -> FetchResponse:
         key = ("response", url)
         if not refresh:
-            cached: FetchResponse | None = self._cache.get(key)
+            cached: FetchResponse | None = await self._cache.get(key)
             if cached is not None:
                 return cached
         flight_key = (*key, "refresh") if refresh else key
@@ -239,7 +253,7 @@ class FetchService:
                 f"{response.final_url} answered HTTP {response.status}{_reason(response.status)}.",
                 status=response.status,
             )
-        self._cache.put(("response", url), response)
+        await self._cache.put(("response", url), response)
         return response
 
 

@@ -13,12 +13,11 @@ import logging
 import math
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import anyio
-from cachetools import TTLCache
 
 from mcp_server_web.errors import AllProvidersFailed, InvalidArgument, NoProvider
 from mcp_server_web.providers.base import (
@@ -30,6 +29,7 @@ from mcp_server_web.providers.base import (
 )
 from mcp_server_web.providers.redact import Redactor
 from mcp_server_web.providers.results import refine
+from mcp_server_web.state import CooldownRecord, Key, MemoryState, StateBackend
 
 logger = logging.getLogger(__name__)
 
@@ -71,16 +71,6 @@ class SearchFailed(AllProvidersFailed):
         self.attempts = attempts
 
 
-@dataclass
-class _Cooldown:
-    until: float = 0.0
-    strikes: int = 0
-    reason: str = ""
-    penalty: int = 0
-    """The ``Cooldowns`` penalty count when this provider was last penalized."""
-
-
-@dataclass
 class Cooldowns:
     """Per-provider "do not call before" times: Retry-After when given, else 1 min doubling to 1 h.
 
@@ -89,57 +79,60 @@ class Cooldowns:
     rate limit is one strike, not one per request) nor lift the cooldown (a request the provider
     accepted before limiting us says nothing about now). ``mark()`` taken when an attempt starts,
     passed to ``penalize`` and ``reset``, is how they tell.
+
+    This is the policy; the records are kept in the state port's cooldown book, on its clock.
     """
 
-    clock: Callable[[], float] = time.monotonic
-    first: float = COOLDOWN_FIRST
-    maximum: float = COOLDOWN_MAX
-    _state: dict[str, _Cooldown] = field(default_factory=dict)
-    _penalties: int = 0
+    def __init__(
+        self, state: StateBackend, *, first: float = COOLDOWN_FIRST, maximum: float = COOLDOWN_MAX
+    ) -> None:
+        self._book = state.cooldowns("search.cooldowns")
+        self._clock = state.now
+        self.first = first
+        self.maximum = maximum
 
-    def remaining(self, provider: str) -> float:
-        state = self._state.get(provider)
-        return max(0.0, state.until - self.clock()) if state else 0.0
+    async def remaining(self, provider: str) -> float:
+        record = await self._book.get(provider)
+        return max(0.0, record.until - self._clock()) if record else 0.0
 
-    def reason(self, provider: str) -> str:
-        state = self._state.get(provider)
-        return state.reason if state else ""
+    async def reason(self, provider: str) -> str:
+        record = await self._book.get(provider)
+        return record.reason if record else ""
 
-    def mark(self) -> int:
+    async def mark(self) -> int:
         """A token for an attempt about to start."""
-        return self._penalties
+        return await self._book.mark()
 
-    def _penalized_since(self, provider: str, mark: int | None) -> _Cooldown | None:
-        state = self._state.get(provider)
-        return state if state is not None and mark is not None and state.penalty > mark else None
-
-    def penalize(self, provider: str, error: ProviderError, *, since: int | None = None) -> float:
+    async def penalize(self, provider: str, error: ProviderError, *, since: int | None = None) -> float:
         """Start (or extend) a cooldown after error, for an attempt started at ``since`` (a
         ``mark()``; None: a fresh attempt); returns the cooldown's length in seconds from now."""
-        now = self.clock()
-        current = self._penalized_since(provider, since)
-        state = current or self._state.setdefault(provider, _Cooldown())
-        if current is None:
-            state.strikes += 1
-        if error.retry_after is not None:
-            length = min(RETRY_AFTER_MAX, max(0.0, error.retry_after))
-        else:
-            length = min(self.maximum, self.first * 2 ** (state.strikes - 1))
-        if current is not None:
-            # The same episode seen again: it can only be longer than we thought.
-            length = max(length, state.until - now)
-        self._penalties += 1
-        state.until, state.reason, state.penalty = now + length, error.kind, self._penalties
-        return length
+        now = self._clock()
+        lengths: list[float] = []
 
-    def reset(self, provider: str, *, since: int | None = None) -> None:
+        def change(current: CooldownRecord | None, penalty: int) -> CooldownRecord:
+            # Penalized after the attempt began: the same episode seen again, not a new strike.
+            same_episode = current is not None and since is not None and current.penalty > since
+            strikes = (current.strikes if current else 0) + (0 if same_episode else 1)
+            if error.retry_after is not None:
+                length = min(RETRY_AFTER_MAX, max(0.0, error.retry_after))
+            else:
+                length = min(self.maximum, self.first * 2 ** (strikes - 1))
+            if same_episode and current is not None:
+                # The same episode seen again: it can only be longer than we thought.
+                length = max(length, current.until - now)
+            lengths.append(length)
+            return CooldownRecord(until=now + length, strikes=strikes, reason=error.kind, penalty=penalty)
+
+        await self._book.penalize(provider, change)
+        return lengths[-1]
+
+    async def reset(self, provider: str, *, since: int | None = None) -> None:
         """Forget the provider's cooldown after it answered an attempt started at ``since``,
         unless it was penalized after that attempt began."""
-        if self._penalized_since(provider, since) is None:
-            self._state.pop(provider, None)
+        await self._book.clear(provider, unless_penalized_after=since)
 
 
-def _cache_key(query: SearchQuery, pinned: str | None) -> tuple[object, ...]:
+def _cache_key(query: SearchQuery, pinned: str | None) -> Key:
     text = " ".join(query.query.lower().split())
     return (
         text,
@@ -163,8 +156,11 @@ class SearchChain:
         provider_timeout: float = 10.0,
         deadline: float = 25.0,
         cache_ttl: float = 600.0,
-        clock: Callable[[], float] = time.monotonic,
+        state: StateBackend | None = None,
     ) -> None:
+        """state keeps the answers and the cooldowns (this process's memory unless the composition
+        root passes another backend); its clock is the one cooldowns and the cache's TTL run on."""
+        state = MemoryState() if state is None else state
         self._providers = {provider.name: provider for provider in providers}
         # The adapters quote provider text through their redactors already; the chain applies the
         # union again to everything it passes on (errors, log lines, results), whichever adapter
@@ -173,10 +169,8 @@ class SearchChain:
         self._unconfigured = dict(unconfigured or {})
         self._provider_timeout = provider_timeout
         self._deadline = deadline
-        self.cooldowns = Cooldowns(clock=clock)
-        self._cache: TTLCache[tuple[object, ...], SearchAnswer] = TTLCache(
-            maxsize=SEARCH_CACHE_ENTRIES, ttl=cache_ttl, timer=clock
-        )
+        self.cooldowns = Cooldowns(state)
+        self._cache = state.store("search.answers", ttl=cache_ttl, max_entries=SEARCH_CACHE_ENTRIES)
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -189,7 +183,7 @@ class SearchChain:
     async def search(self, query: SearchQuery, *, pin: str | None = None) -> SearchAnswer:
         names = self._names_for(pin)
         key = _cache_key(query, pin)
-        cached = self._cache.get(key)
+        cached: SearchAnswer | None = await self._cache.get(key)
         if cached is not None:
             return replace(cached, cached=True)
 
@@ -199,7 +193,7 @@ class SearchChain:
             results = await self._attempt(self._providers[name], query, deadline, attempts)
             if results:
                 answer = SearchAnswer(query, name, tuple(results), tuple(attempts))
-                self._cache[key] = answer
+                await self._cache.put(key, answer)
                 return answer
         if any(attempt.outcome == "empty" for attempt in attempts):
             # At least one provider answered, with nothing: that is an answer, not a failure.
@@ -226,9 +220,9 @@ class SearchChain:
         self, provider: SearchProvider, query: SearchQuery, deadline: float, attempts: list[Attempt]
     ) -> list[SearchResult]:
         name = provider.name
-        cooling = self.cooldowns.remaining(name)
+        cooling = await self.cooldowns.remaining(name)
         if cooling > 0:
-            reason = self.cooldowns.reason(name)
+            reason = await self.cooldowns.reason(name)
             # Rounded up: "0 s" would read as if the cooldown were over.
             wait = math.ceil(cooling)
             attempts.append(Attempt(name, "skipped", f"cooling down for {wait} s after {reason}", 0))
@@ -238,7 +232,7 @@ class SearchChain:
             attempts.append(Attempt(name, "skipped", "the overall search deadline was reached", 0))
             return []
         started = time.perf_counter()
-        mark = self.cooldowns.mark()
+        mark = await self.cooldowns.mark()
         try:
             with anyio.fail_after(budget):
                 raw = await provider.search(query, timeout=budget)
@@ -256,13 +250,13 @@ class SearchChain:
         if error is not None:
             reason = self._redactor.quote(str(error), REASON_LIMIT)
             if error.kind in COOLDOWN_KINDS:
-                length = self.cooldowns.penalize(name, error, since=mark)
+                length = await self.cooldowns.penalize(name, error, since=mark)
                 logger.info("%s: %s; cooling down for %.0f s", name, reason, length)
             else:
                 logger.info("%s: %s", name, reason)
             attempts.append(Attempt(name, "error", reason, elapsed_ms))
             return []
-        self.cooldowns.reset(name, since=mark)
+        await self.cooldowns.reset(name, since=mark)
         results = [self._without_secrets(result) for result in refine(raw, query)]
         attempts.append(Attempt(name, "ok" if results else "empty", None, elapsed_ms))
         return results

@@ -9,6 +9,7 @@ from mcp_server_web.config import KNOWN_PROVIDERS, Settings
 from mcp_server_web.providers.base import ProviderConfig, SearchProvider
 from mcp_server_web.providers.chain import SearchChain
 from mcp_server_web.providers.redact import url_secrets
+from mcp_server_web.state import StateBackend
 
 
 def provider_classes() -> dict[str, type[SearchProvider]]:
@@ -70,7 +71,9 @@ def chain_order(settings: Settings) -> tuple[str, ...]:
     return tuple(name for name in KNOWN_PROVIDERS if why_unconfigured(classes[name], settings) is None)
 
 
-def build_chain(settings: Settings, http: httpx.AsyncClient) -> SearchChain:
+def build_chain(
+    settings: Settings, http: httpx.AsyncClient, state: StateBackend | None = None
+) -> SearchChain:
     """The chain for these settings: configured providers in order, the others noted with why."""
     classes = provider_classes()
     unconfigured = {
@@ -89,6 +92,7 @@ def build_chain(settings: Settings, http: httpx.AsyncClient) -> SearchChain:
         provider_timeout=settings.search_timeout,
         deadline=settings.search_deadline,
         cache_ttl=settings.search_cache_ttl,
+        state=state,
     )
 
 
@@ -96,9 +100,12 @@ class LazyChain:
     """Builds the chain on the first search: provider SDKs take ~0.4 s to import, and a server
     that is only asked to fetch should not pay that at start-up."""
 
-    def __init__(self, settings: Settings, http: httpx.AsyncClient) -> None:
+    def __init__(
+        self, settings: Settings, http: httpx.AsyncClient, state: StateBackend | None = None
+    ) -> None:
         self._settings = settings
         self._http = http
+        self._state = state
         self._chain: SearchChain | None = None
         self._lock = anyio.Lock()
 
@@ -107,7 +114,7 @@ class LazyChain:
             if self._chain is None:
                 # Imports run in a worker thread so they do not stall calls already in flight.
                 await anyio.to_thread.run_sync(provider_classes)
-                self._chain = build_chain(self._settings, self._http)
+                self._chain = build_chain(self._settings, self._http, self._state)
             return self._chain
 
     async def aclose(self) -> None:

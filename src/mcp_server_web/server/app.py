@@ -23,6 +23,7 @@ from mcp_server_web.server.http_request import HTTP_REQUEST_TOOL
 from mcp_server_web.server.middleware import ConcurrencyLimit, ToolSelection
 from mcp_server_web.server.services import Services
 from mcp_server_web.server.toolspec import ToolSpec
+from mcp_server_web.state import MemoryState, StateBackend
 
 TOOLS: tuple[ToolSpec, ...] = (tools.WEB_SEARCH_TOOL, HTTP_REQUEST_TOOL, tools.WEB_FETCH_TOOL)
 """Every tool the server has, in the order of tools/list; MCP_WEB_TOOLS picks among them."""
@@ -89,12 +90,15 @@ def build_server(
             if "web_fetch" in settings.tools:
                 # The first page then finds a worker waiting, with the conversion stack imported.
                 background.start_soon(converters.warm_up)
-            search = LazyChain(settings, provider_http)
+            # Where the caches, single-flight and cooldowns live: this process's memory (a backend
+            # shared by replicas is chosen here and nowhere else).
+            state: StateBackend = MemoryState()
+            search = LazyChain(settings, provider_http, state)
             try:
                 yield Services(
                     settings=settings,
                     fetcher=fetcher,
-                    fetch=FetchService(settings, fetcher, converters),
+                    fetch=FetchService(settings, fetcher, converters, state),
                     search=search,
                 )
             finally:

@@ -19,6 +19,7 @@ are larger than the whole cache is obeyed but not kept: it is read again when ne
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -34,8 +35,8 @@ from mcp_server_web.errors import (
     InvalidURL,
     RobotsDisallowed,
 )
-from mcp_server_web.fetch.cache import ByteBoundedTTLCache, SingleFlight, entry_size
 from mcp_server_web.fetch.net.client import Fetcher
+from mcp_server_web.state import KeyValueStore, MemoryState, StateBackend
 
 logger = logging.getLogger(__name__)
 
@@ -127,13 +128,15 @@ def _disallow_values(text: str) -> bytes:
     return "\n".join(values).encode("utf-8")
 
 
-def _parsed(robots_url: str, text: str, token: str) -> tuple[RobotsRules, int]:
+def _parsed(
+    robots_url: str, text: str, token: str, measure: Callable[[str, RobotsRules], int]
+) -> tuple[RobotsRules, int]:
     """The rules of a downloaded robots.txt and the bytes they keep alive (CPU-bound: off the loop)."""
     parser = Protego.parse(text)
     # protego builds its index for our token on the first query: built here, it is measured too.
     parser.can_fetch(robots_url.removesuffix("robots.txt"), token)
     rules = RobotsRules(robots_url, parser=parser, disallows=_disallow_values(text))
-    return rules, entry_size(robots_url, rules)
+    return rules, measure(robots_url, rules)
 
 
 def robots_url_for(url: str) -> str:
@@ -151,30 +154,32 @@ class RobotsPolicy:
         ttl: float = ROBOTS_TTL,
         timeout: float = ROBOTS_TIMEOUT,
         max_bytes: int = ROBOTS_CACHE_BYTES,
+        state: StateBackend | None = None,
     ) -> None:
+        state = MemoryState() if state is None else state
         self._fetcher = fetcher
         self._timeout = timeout
         self._token = token
-        self._rules = ByteBoundedTTLCache(max_bytes, ttl)
-        self._flights: SingleFlight[RobotsRules] = SingleFlight()
+        self._rules = state.store("robots", ttl=ttl, max_bytes=max_bytes)
+        self._flights = state.flight("robots")
 
     @property
-    def cache(self) -> ByteBoundedTTLCache:
+    def cache(self) -> KeyValueStore:
         return self._rules
 
     async def check(self, url: str) -> None:
         """Raise RobotsDisallowed when robots.txt forbids url; return quietly when it allows it."""
         robots_url = robots_url_for(url)
-        rules = self._rules.get(robots_url)
+        rules: RobotsRules | None = await self._rules.get(robots_url)
         if rules is None:
-            rules, _ = await self._flights.run(robots_url, lambda: self._load(robots_url))
+            rules = (await self._flights.run(robots_url, lambda: self._load(robots_url)))[0]
         reason = rules.refusal(url, self._token)
         if reason is not None:
             raise RobotsDisallowed(reason)
 
     async def _load(self, robots_url: str) -> RobotsRules:
         rules, size = await self._download(robots_url)
-        self._rules.put(robots_url, rules, size)
+        await self._rules.put(robots_url, rules, size=size)
         return rules
 
     def _time_allowed(self) -> float:
@@ -223,6 +228,7 @@ class RobotsPolicy:
         # keeps its last call's function, arguments and result alive until its next call (up to
         # 10 s), and tens of MB of parsed rules must not outlive the cache's decision to drop them.
         box: list[Any] = [text]
-        await anyio.to_thread.run_sync(lambda: box.append(_parsed(robots_url, box.pop(), self._token)))
+        token, measure = self._token, self._rules.measure
+        await anyio.to_thread.run_sync(lambda: box.append(_parsed(robots_url, box.pop(), token, measure)))
         rules: tuple[RobotsRules, int] = box.pop()
         return rules

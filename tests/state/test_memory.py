@@ -2,29 +2,30 @@ from __future__ import annotations
 
 import anyio
 
-from mcp_server_web.fetch.cache import ByteBoundedTTLCache, SingleFlight
 from mcp_server_web.fetch.types import Document
+from mcp_server_web.state import MemoryState
 
 
 def doc(text: str) -> Document:
     return Document("u", "u", 200, "text/html", None, "markdown", True, text)
 
 
-def test_bounded_by_bytes_and_ttl() -> None:
+async def test_bounded_by_bytes_and_ttl() -> None:
     now = [0.0]
-    cache = ByteBoundedTTLCache(max_bytes=10_000, ttl=60, timer=lambda: now[0])
+    cache = MemoryState(clock=lambda: now[0]).store("docs", max_bytes=10_000, ttl=60)
     for i in range(10):
-        assert cache.put(i, doc("x" * 2000))
-    assert cache.current_bytes <= 10_000 and len(cache) < 10
-    assert cache.get(9) is not None  # the newest stays
-    assert not cache.put("huge", doc("x" * 20_000))  # larger than the whole cache: not kept
-    assert cache.get("huge") is None
+        assert await cache.put(i, doc("x" * 2000))
+    usage = await cache.usage()
+    assert usage.bytes is not None and usage.bytes <= 10_000 and usage.entries < 10
+    assert await cache.get(9) is not None  # the newest stays
+    assert not await cache.put("huge", doc("x" * 20_000))  # larger than the whole cache: not kept
+    assert await cache.get("huge") is None
     now[0] = 61
-    assert cache.get(9) is None
+    assert await cache.get(9) is None
 
 
 async def test_single_flight_shares_work_and_errors() -> None:
-    flight: SingleFlight[int] = SingleFlight()
+    flight = MemoryState().flight("work")
     calls = 0
 
     async def work() -> int:
@@ -65,7 +66,7 @@ async def test_single_flight_shares_work_and_errors() -> None:
 
 
 async def test_cancelled_leader_hands_work_to_a_waiter() -> None:
-    flight: SingleFlight[str] = SingleFlight()
+    flight = MemoryState().flight("work")
     started = anyio.Event()
     runs = 0
 

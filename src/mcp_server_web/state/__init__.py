@@ -1,0 +1,28 @@
+"""State that replicas will share, behind one async port (port.py), and its in-memory backend.
+
+Imported by ``fetch`` and ``providers``; imports neither (nor the server, the CLI or MCP). A
+composition root chooses the backend (today ``MemoryState``) and passes it to the services, which
+use only the port: they cannot tell which backend they have.
+"""
+
+from mcp_server_web.state.memory import MemoryState
+from mcp_server_web.state.port import (
+    CooldownBook,
+    CooldownRecord,
+    Key,
+    KeyValueStore,
+    SingleFlight,
+    StateBackend,
+    StoreUsage,
+)
+
+__all__ = [
+    "CooldownBook",
+    "CooldownRecord",
+    "Key",
+    "KeyValueStore",
+    "MemoryState",
+    "SingleFlight",
+    "StateBackend",
+    "StoreUsage",
+]
