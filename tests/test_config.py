@@ -54,7 +54,8 @@ def test_secrets_from_files_are_masked(tmp_path: object) -> None:
     secret = Path(str(tmp_path)) / "brave_key"
     secret.write_text("brave-secret-value\n")
     settings = load_settings({}, {"BRAVE_API_KEY_FILE": str(secret), "TAVILY_API_KEY": "tvly-secret"})
-    assert settings.brave_api_key == "brave-secret-value" and settings.tavily_api_key == "tvly-secret"
+    assert settings.provider_key("brave") == "brave-secret-value"
+    assert settings.provider_key("tavily") == "tvly-secret"
     described = settings.describe()
     assert described["BRAVE_API_KEY"] == "***" and described["TAVILY_API_KEY"] == "***"
     assert "secret" not in repr(settings)

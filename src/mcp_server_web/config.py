@@ -13,9 +13,10 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from mcp_server_web import __version__
+from mcp_server_web.providers.registry import PROVIDERS
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -26,7 +27,8 @@ ROBOTS_TOKEN = "mcp-server-web"
 """The product token matched against robots.txt User-agent lines (RFC 9309 section 2.2.1)."""
 
 KNOWN_TOOLS = ("web_search", "web_fetch", "http_request")
-KNOWN_PROVIDERS = ("tavily", "exa", "brave", "searxng", "duckduckgo")
+KNOWN_PROVIDERS = tuple(spec.name for spec in PROVIDERS)
+"""Declared once, in providers/registry.py, as are each provider's settings below."""
 
 
 class ConfigError(ValueError):
@@ -127,10 +129,36 @@ class Option:
     flag: str | None = None
     default_file: str | None = None
     """A file read when neither the variable nor <NAME>_FILE is set (a Docker secret's path)."""
+    provider: tuple[str, Literal["key", "url"]] | None = None
+    """For a provider's key or URL: the provider, and which of the two (kept in
+    ``Settings.provider_keys`` / ``provider_urls``, not in a field of their own)."""
 
     @property
     def cli_flag(self) -> str:
         return self.flag or "--" + self.attr.replace("_", "-")
+
+
+def _provider_options() -> list[Option]:
+    """Each provider's key, then the URLs that switch a provider on, then the endpoint overrides:
+    derived from the providers' declarations (providers/registry.py), so a new provider brings
+    its own settings and this module does not change."""
+    keys = [
+        Option(f"{p.name}_api_key", env, _optional_text, f"{p.title} API key", True, provider=(p.name, "key"))
+        for p in PROVIDERS
+        if (env := p.key_env)
+    ]
+    urls = [
+        Option(
+            f"{p.name}_url",
+            p.url_env,
+            _optional_text,
+            f"base URL of a {p.title} instance" if p.needs == "url" else f"{p.title} endpoint override",
+            provider=(p.name, "url"),
+        )
+        # Stable sort: the URLs that switch a provider on come first.
+        for p in sorted(PROVIDERS, key=lambda p: p.needs != "url")
+    ]
+    return [*keys, *urls]
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -206,14 +234,7 @@ OPTIONS: tuple[Option, ...] = (
         _positive_float,
         "memory one page's conversion may use (its worker process's resident size), MB",
     ),
-    Option("tavily_api_key", "TAVILY_API_KEY", _optional_text, "Tavily API key", secret=True),
-    Option("exa_api_key", "EXA_API_KEY", _optional_text, "Exa API key", secret=True),
-    Option("brave_api_key", "BRAVE_API_KEY", _optional_text, "Brave Search API key", secret=True),
-    Option("searxng_url", "SEARXNG_URL", _optional_text, "base URL of a SearXNG instance"),
-    Option("tavily_url", "MCP_WEB_TAVILY_URL", _optional_text, "Tavily endpoint override"),
-    Option("exa_url", "MCP_WEB_EXA_URL", _optional_text, "Exa endpoint override"),
-    Option("brave_url", "MCP_WEB_BRAVE_URL", _optional_text, "Brave Search endpoint override"),
-    Option("duckduckgo_url", "MCP_WEB_DUCKDUCKGO_URL", _optional_text, "DuckDuckGo endpoint override"),
+    *_provider_options(),
     Option("search_timeout", "MCP_WEB_SEARCH_TIMEOUT", _positive_float, "seconds one provider may take"),
     Option("search_deadline", "MCP_WEB_SEARCH_DEADLINE", _positive_float, "seconds one web_search may take"),
     Option("search_cache_ttl", "MCP_WEB_SEARCH_CACHE_TTL", _positive_float, "search cache seconds"),
@@ -252,17 +273,44 @@ class Settings:
     cache_max_mb: float = 128.0
     pdf_max_pages: int = 100
     conversion_max_mb: float = 1024.0
-    tavily_api_key: str | None = field(default=None, repr=False)
-    exa_api_key: str | None = field(default=None, repr=False)
-    brave_api_key: str | None = field(default=None, repr=False)
-    searxng_url: str | None = None
-    tavily_url: str | None = None
-    exa_url: str | None = None
-    brave_url: str | None = None
-    duckduckgo_url: str | None = None
+    provider_keys: Mapping[str, str] = field(default_factory=dict, repr=False, hash=False)
+    """API keys by provider name (from TAVILY_API_KEY and the like)."""
+    provider_urls: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """Endpoints by provider name (SEARXNG_URL, MCP_WEB_TAVILY_URL and the like)."""
     search_timeout: float = 10.0
     search_deadline: float = 25.0
     search_cache_ttl: float = 600.0
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> Settings:
+        """Settings from values by option attribute, providers' included (``tavily_api_key``,
+        ``searxng_url``): those go into ``provider_keys`` and ``provider_urls``."""
+        fields = dict(values)
+        keys, urls = dict(fields.pop("provider_keys", {})), dict(fields.pop("provider_urls", {}))
+        for attr in [attr for attr in fields if attr in OPTIONS_BY_ATTR]:
+            option = OPTIONS_BY_ATTR[attr]
+            if option.provider is not None:
+                name, which = option.provider
+                value = fields.pop(attr)
+                into = keys if which == "key" else urls
+                if value:
+                    into[name] = value
+                else:
+                    into.pop(name, None)
+        return cls(**fields, provider_keys=keys, provider_urls=urls)
+
+    def provider_key(self, name: str) -> str | None:
+        return self.provider_keys.get(name)
+
+    def provider_url(self, name: str) -> str | None:
+        return self.provider_urls.get(name)
+
+    def value(self, option: Option) -> Any:
+        """The setting an option declares (a provider's key or URL included)."""
+        if option.provider is None:
+            return getattr(self, option.attr)
+        name, which = option.provider
+        return self.provider_key(name) if which == "key" else self.provider_url(name)
 
     @property
     def max_response_bytes(self) -> int:
@@ -280,7 +328,7 @@ class Settings:
         """The effective settings as strings, secrets masked: for logs and `doctor`."""
         described: dict[str, str] = {}
         for option in OPTIONS:
-            value = getattr(self, option.attr)
+            value = self.value(option)
             if option.secret and value:
                 described[option.env] = "***"
             elif isinstance(value, tuple):
@@ -338,7 +386,7 @@ def load_settings(
             values[option.attr] = option.parse(raw)
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
-    settings = Settings(**values)
+    settings = Settings.from_values(values)
     if not settings.path.startswith("/"):
         raise ConfigError(f"MCP_WEB_PATH must start with '/', got {settings.path!r}")
     return settings

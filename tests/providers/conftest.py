@@ -82,7 +82,7 @@ async def make_provider(http: httpx.AsyncClient) -> AsyncIterator[ProviderFactor
 def provider(fake: FakeProvider, make_provider: ProviderFactory) -> SearchProvider:
     """The module's adapter, configured from its fake's settings the way the server does it."""
     cls = provider_classes()[fake.name]
-    config = provider_config(cls, Settings(user_agent=USER_AGENT, **fake.settings()))
+    config = provider_config(cls, Settings.from_values({"user_agent": USER_AGENT, **fake.settings()}))
     return make_provider(cls, config.base_url, config.api_key)
 
 

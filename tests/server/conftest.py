@@ -23,7 +23,7 @@ def make_settings(**overrides: Any) -> Settings:
     """Settings that reach the test origin on 127.0.0.1 and nothing else private."""
     values: dict[str, Any] = {"allow_cidrs": LOOPBACK_ONLY, "timeout": 5.0}
     values.update(overrides)
-    return Settings(**values)
+    return Settings.from_values(values)
 
 
 @pytest.fixture

@@ -214,7 +214,7 @@ def masked_url(value: str) -> str:
 
 def doctor(settings: Settings, out: TextIO) -> None:
     """Print what the server would run with; contacts nothing."""
-    from mcp_server_web.providers.registry import chain_order, provider_classes, why_unconfigured
+    from mcp_server_web.providers.registry import PROVIDERS, chain_order, spec_named, why_unconfigured
 
     lines = [f"mcp-server-web {__version__}", "", "Settings (flags and environment; secrets masked):"]
     described = settings.describe()
@@ -223,15 +223,14 @@ def doctor(settings: Settings, out: TextIO) -> None:
 
     lines += ["", f"Tools enabled: {', '.join(settings.tools) or '(none)'}"]
 
-    classes = provider_classes()
-    reasons = {name: why_unconfigured(cls, settings) for name, cls in classes.items()}
+    reasons = {spec.name: why_unconfigured(spec, settings) for spec in PROVIDERS}
     chain = [name for name in chain_order(settings) if reasons[name] is None]
     explicit = bool(settings.search_providers)
     lines += ["", "Search providers, in the order web_search tries them:"]
     if "web_search" not in settings.tools:
         lines.append("  (web_search is not enabled in MCP_WEB_TOOLS; the order below applies when it is)")
     if chain:
-        lines.extend(f"  {n}. {name} ({classes[name].title})" for n, name in enumerate(chain, start=1))
+        lines.extend(f"  {n}. {name} ({spec_named(name).title})" for n, name in enumerate(chain, start=1))
     else:
         lines.append("  none: web_search would fail with no_provider.")
     off = [name for name in KNOWN_PROVIDERS if name not in chain]

@@ -21,7 +21,6 @@ from typing import Any, ClassVar, Literal
 import anyio
 import httpx
 
-from mcp_server_web.config import OPTIONS_BY_ATTR
 from mcp_server_web.errors import HTTPStatusError, TooLarge
 from mcp_server_web.fetch import ACCEPT_ENCODING, BodyDecoder, describe_size, too_large, valid_media_type
 from mcp_server_web.providers.base import (
@@ -62,7 +61,7 @@ class HttpSearchProvider(SearchProvider):
         Any answer but 200 raises ``self._error(response)``."""
         if not self.config.base_url or (self.key_header and not self.config.api_key):
             # Nowhere to send the search or nothing to send it with: nothing is sent.
-            raise ProviderError("config", self.setup_hint)
+            raise ProviderError("config", self.spec.setup_hint)
         form = {"q": query_with_sites(query), **fields}
         key = {self.key_header: self.config.api_key} if self.key_header and self.config.api_key else {}
         response = await fetch(
@@ -88,11 +87,10 @@ class HttpSearchProvider(SearchProvider):
         """A redirect to another origin, which ``send_and_read`` did not follow. Usually the URL
         setting is http:// where the endpoint redirects to https://, or lacks a path prefix."""
         location = self.redactor.quote(response.headers.get("location", ""))
-        setting = OPTIONS_BY_ATTR[self.url_setting].env
         return ProviderError(
             "config",
             f"{self.title} redirected the request to another address, {location} (HTTP "
-            f"{response.status_code}); it was not followed: set {setting} to the final address.",
+            f"{response.status_code}); it was not followed: set {self.spec.url_env} to the final address.",
             status=response.status_code,
         )
 

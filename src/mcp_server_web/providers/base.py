@@ -1,9 +1,10 @@
 """The search port: what every provider adapter takes, returns and raises.
 
-An adapter is a short class over ``SearchProvider``: it maps a ``SearchQuery`` to its
-provider's request and the provider's answer to ``SearchResult`` values, and turns every
-failure into a ``ProviderError`` whose ``kind`` tells the chain whether to fail over and whether
-to cool the provider down. Adapters know nothing about MCP or about the other providers.
+An adapter is a short class over ``SearchProvider``, declared in ``registry.PROVIDERS``: it
+maps a ``SearchQuery`` to its provider's request and the provider's answer to ``SearchResult``
+values, and turns every failure into a ``ProviderError`` whose ``kind`` tells the chain whether
+to fail over and whether to cool the provider down. Adapters know nothing about MCP or about
+the other providers.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import ClassVar, Literal
 import httpx
 
 from mcp_server_web.providers.redact import Redactor, url_secrets
+from mcp_server_web.providers.registry import spec_for
 
 Topic = Literal["general", "news"]
 TimeRange = Literal["day", "week", "month", "year"]
@@ -87,25 +89,18 @@ class ProviderConfig:
 
 
 class SearchProvider(ABC):
-    """One search backend. Subclasses declare who they are and implement ``search``."""
+    """One search backend. Subclasses declare their endpoint and implement ``search``; who they
+    are (name, title, settings, how to switch them on) is their entry in ``registry.PROVIDERS``."""
 
-    name: ClassVar[str]
-    """Identifier used in MCP_WEB_SEARCH_PROVIDERS and in answers (e.g. "brave")."""
-    title: ClassVar[str]
-    """Human name (e.g. "Brave Search")."""
     default_url: ClassVar[str]
-    """The provider's own endpoint; MCP_WEB_<NAME>_URL (or SEARXNG_URL) overrides it."""
-    enabled_by: ClassVar[str | None]
-    """The Settings field that switches the provider on (its API key, or SearXNG's URL); None
-    for a provider that needs nothing (DuckDuckGo)."""
-    url_setting: ClassVar[str]
-    """The Settings field that overrides the endpoint."""
-    key_setting: ClassVar[str | None] = None
-    """The Settings field holding the API key, if the provider takes one."""
-    setup_hint: ClassVar[str] = ""
-    """How a user switches it on, for `doctor` and error messages."""
+    """The provider's own endpoint ("" for a self-hosted one); its URL setting overrides it."""
 
     def __init__(self, config: ProviderConfig, http: httpx.AsyncClient) -> None:
+        self.spec = spec_for(type(self))
+        self.name = self.spec.name
+        """Identifier used in MCP_WEB_SEARCH_PROVIDERS and in answers (e.g. "brave")."""
+        self.title = self.spec.title
+        """Human name (e.g. "Brave Search"), in messages."""
         self.config = config
         self.http = http
         """The shared client every adapter's requests go over, SDKs' included (not SSRF-guarded:

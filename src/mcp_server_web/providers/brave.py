@@ -22,18 +22,9 @@ _CODE_LIMIT = 60
 
 
 class BraveProvider(HttpSearchProvider):
-    name = "brave"
-    title = "Brave Search"
     default_url = "https://api.search.brave.com"
-    enabled_by = "brave_api_key"
-    url_setting = "brave_url"
-    key_setting = "brave_api_key"
     key_header = "X-Subscription-Token"
     request_headers: ClassVar[dict[str, str]] = {"Accept": "application/json"}
-    setup_hint = (
-        "Set BRAVE_API_KEY to a Brave Search API key from https://brave.com/search/api/ "
-        "(the free plan allows about 2,000 queries a month at 1 query per second)."
-    )
 
     async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
         fields: dict[str, str | int] = {
@@ -56,7 +47,7 @@ class BraveProvider(HttpSearchProvider):
 
     def _error(self, response: httpx.Response) -> ProviderError:
         status = response.status_code
-        code, detail = _error_body(response)
+        code, detail = _error_body(response, self.title)
         # Brave does not echo the token, but a proxy in between might: its words are quoted
         # through the redactor, the code is only matched as it is.
         quoted = f"{self.redactor.quote(code, _CODE_LIMIT)}: {self.redactor.quote(detail)}" if code else ""
@@ -107,10 +98,10 @@ def _result(item: Any) -> SearchResult | None:
     )
 
 
-def _error_body(response: httpx.Response) -> tuple[str, str]:
+def _error_body(response: httpx.Response, title: str) -> tuple[str, str]:
     """(code, detail) from Brave's ErrorResponse body; empty strings when it is something else."""
     try:
-        error = json_object(response, BraveProvider.title).get("error")
+        error = json_object(response, title).get("error")
     except ProviderError:
         return "", ""
     if not isinstance(error, dict):

@@ -28,6 +28,7 @@ from mcp_server_web.providers.base import (
     SearchResult,
 )
 from mcp_server_web.providers.redact import Redactor
+from mcp_server_web.providers.registry import no_provider_hint
 from mcp_server_web.providers.results import refine
 from mcp_server_web.state import CooldownRecord, Key, MemoryState, StateBackend
 
@@ -206,7 +207,7 @@ class SearchChain:
             if not self._providers:
                 raise NoProvider(
                     "no search provider is configured; set MCP_WEB_SEARCH_PROVIDERS or a provider key "
-                    "(TAVILY_API_KEY, EXA_API_KEY, BRAVE_API_KEY or SEARXNG_URL)."
+                    f"({no_provider_hint()})."
                 )
             return tuple(self._providers)
         if pin in self._providers:

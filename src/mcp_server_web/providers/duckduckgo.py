@@ -41,14 +41,8 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2})?")
 
 
 class DuckDuckGoProvider(HttpSearchProvider):
-    name = "duckduckgo"
-    title = "DuckDuckGo"
     default_url = "https://html.duckduckgo.com"
-    enabled_by = None
-    url_setting = "duckduckgo_url"
-    key_setting = None
     request_headers: ClassVar[dict[str, str]] = {"Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"}
-    setup_hint = "DuckDuckGo needs no key; it reads DuckDuckGo's HTML results page."
 
     async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
         # The HTML endpoint has no news vertical, so topic="news" runs the same web search; the

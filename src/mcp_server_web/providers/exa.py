@@ -51,19 +51,13 @@ _FAILED = re.compile(r"Request failed with status code (\d{3}): ?(.*)", re.DOTAL
 
 
 class ExaProvider(SearchProvider):
-    name = "exa"
-    title = "Exa"
     default_url = "https://api.exa.ai"
-    enabled_by = "exa_api_key"
-    url_setting = "exa_url"
-    key_setting = "exa_api_key"
-    setup_hint = "Set EXA_API_KEY to switch Exa on (get a key at https://dashboard.exa.ai)."
 
     def __init__(self, config: ProviderConfig, http: httpx.AsyncClient) -> None:
         super().__init__(config, http)
         if not config.api_key:
             # The SDK would fall back to the EXA_API_KEY environment variable behind our back.
-            raise ProviderError("config", "Exa needs an API key: set EXA_API_KEY.")
+            raise ProviderError("config", f"{self.title} needs an API key: set {self.spec.key_env}.")
         self._sdk = AsyncExa(api_key=config.api_key, api_base=config.base_url, timeout=DEFAULT_TIMEOUT)
         # AsyncExa takes no user_agent and sends "exa-py/<version>"; its headers dict (x-api-key,
         # User-Agent, Content-Type) goes out with every request.
@@ -101,7 +95,7 @@ class ExaProvider(SearchProvider):
             except ExaTimeoutError:
                 raise ProviderError("timeout", f"Exa did not answer within {timeout:g} seconds.") from None
             except (httpx.InvalidURL, httpx.TransportError) as exc:
-                raise transport_error("Exa", exc, "MCP_WEB_EXA_URL") from None
+                raise transport_error(self.title, exc, self.spec.url_env) from None
             except ValueError as exc:
                 raise self._value_error(exc, exchange) from None
             except (KeyError, TypeError, AttributeError):

@@ -19,12 +19,7 @@ _JSON_HINT = "enable it by adding `json` to `search.formats` in the instance's s
 
 
 class SearxngProvider(HttpSearchProvider):
-    name = "searxng"
-    title = "SearXNG"
     default_url = ""
-    enabled_by = "searxng_url"
-    url_setting = "searxng_url"
-    key_setting = None
     # SearXNG's limiter, when an instance turns it on, takes a request without text/html in Accept
     # or without an Accept-Language for a bot. "*" states no language preference, so the
     # instance's own default language still decides.
@@ -32,10 +27,6 @@ class SearxngProvider(HttpSearchProvider):
         "Accept": "application/json, text/html;q=0.1",
         "Accept-Language": "*",
     }
-    setup_hint = (
-        "Set SEARXNG_URL to your SearXNG instance (e.g. http://localhost:8080) and enable the JSON "
-        "output: add `json` to `search.formats` in its settings.yml."
-    )
 
     async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
         fields: dict[str, str | int] = {"format": "json", "categories": query.topic, "pageno": 1}
@@ -76,7 +67,7 @@ class SearxngProvider(HttpSearchProvider):
             # No API key to blame: a proxy or HTTP authentication in front of the instance.
             return ProviderError(
                 "config",
-                f"{self.title} asks for credentials (HTTP {status}); put them in SEARXNG_URL "
+                f"{self.title} asks for credentials (HTTP {status}); put them in {self.spec.url_env} "
                 "or open the instance to this server.",
                 status=status,
             )

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from mcp_server_web.config import KNOWN_PROVIDERS
 from mcp_server_web.fetch import MAX_URL_LENGTH, SNAPSHOT_LENGTH
 
 FETCH_MAX_LENGTH_DEFAULT = 8000
@@ -184,7 +185,7 @@ WEB_SEARCH_INPUT_SCHEMA: dict[str, Any] = {
         "exclude_domains": {**_DOMAIN_LIST, "description": "No results from these sites."},
         "provider": {
             "type": "string",
-            "enum": ["tavily", "exa", "brave", "searxng", "duckduckgo"],
+            "enum": list(KNOWN_PROVIDERS),
             "description": "Ask only this provider (it must be configured); no fallback.",
         },
     },

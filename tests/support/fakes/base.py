@@ -401,7 +401,7 @@ def settings_for(fakes: dict[str, FakeProvider], **overrides: Any) -> Settings:
     for fake in fakes.values():
         values.update(fake.settings())
     values.update(overrides)
-    return Settings(**values)
+    return Settings.from_values(values)
 
 
 FakesT = TypeVar("FakesT", bound=Mapping[str, "FakeProvider"])

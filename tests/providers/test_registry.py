@@ -1,0 +1,142 @@
+"""The provider registry is the only list of providers: everything else is derived from it.
+
+A throwaway provider is registered in a fresh interpreter (the settings and the tool schema are
+built at import), and must then show up everywhere a provider does: the settings and their
+flags, MCP_WEB_SEARCH_PROVIDERS, web_search's input schema, the CLI's choices, `doctor`, the
+setup messages, and a real search through the server. Nothing outside the registry names it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, ClassVar
+
+from mcp_server_web.config import KNOWN_PROVIDERS, OPTIONS
+from mcp_server_web.providers.base import SearchProvider, SearchQuery, SearchResult
+from mcp_server_web.providers.registry import PROVIDERS, provider_classes, spec_for
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class AcmeProvider(SearchProvider):
+    """The throwaway adapter: answers every query with one result, contacting nothing."""
+
+    default_url: ClassVar[str] = "https://api.acme.invalid"
+
+    async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
+        return [
+            SearchResult(
+                f"{self.title} on {query.query}", "https://acme.invalid/r", self.config.api_key or ""
+            )
+        ]
+
+
+_PROBE = """
+import io, json, sys
+from mcp_server_web.providers import registry
+
+# Where a contributor adds one: before DuckDuckGo, which needs nothing and so closes the chain.
+*others, last = registry.PROVIDERS
+acme = registry.ProviderSpec(
+    "acme", "Acme Search", "tests.providers.test_registry:AcmeProvider", needs="key",
+    hint="Set {setting} to switch Acme on.",
+)
+registry.PROVIDERS = (*others, acme, last)
+
+import anyio
+from mcp import Client
+from mcp_server_web.cli import build_parser
+from mcp_server_web.cli.commands import doctor
+from mcp_server_web.config import OPTIONS, load_settings
+from mcp_server_web.server.app import build_server
+
+seen = {}
+env = {"ACME_API_KEY": "acme-key", "MCP_WEB_ACME_URL": "http://127.0.0.1:9", "TAVILY_API_KEY": "t"}
+settings = load_settings({}, {**env, "MCP_WEB_SEARCH_PROVIDERS": "acme,duckduckgo"})
+seen["settings"] = [settings.provider_key("acme"), settings.provider_url("acme")]
+seen["order"] = list(settings.search_providers)
+seen["options"] = [[o.env, o.cli_flag, o.secret, o.help] for o in OPTIONS if "acme" in o.attr]
+flags = ["search", "q", "--provider", "acme", "--acme-api-key", "k"]
+seen["flags"] = build_parser().parse_args(flags).provider
+
+out = io.StringIO()
+doctor(load_settings({}, env), out)
+seen["doctor_on"] = out.getvalue()
+out = io.StringIO()
+doctor(load_settings({}, {}), out)
+seen["doctor_off"] = out.getvalue()
+
+async def tools():
+    async with Client(build_server(settings)) as client:
+        listed = await client.list_tools()
+        schema = next(t for t in listed.tools if t.name == "web_search").input_schema
+        found = await client.call_tool("web_search", {"query": "anvils", "provider": "acme"})
+    async with Client(build_server(load_settings({}, {"MCP_WEB_SEARCH_PROVIDERS": "acme"}))) as client:
+        missing = await client.call_tool("web_search", {"query": "anvils", "provider": "acme"})
+    async with Client(build_server(load_settings({}, {"MCP_WEB_SEARCH_PROVIDERS": "acme"}))) as client:
+        none = await client.call_tool("web_search", {"query": "anvils"})
+    text = lambda result: result.content[0].text
+    return schema["properties"]["provider"]["enum"], text(found), text(missing), text(none)
+
+seen["enum"], seen["found"], seen["missing"], seen["none"] = anyio.run(tools)
+json.dump(seen, sys.stdout)
+"""
+
+
+def _probe() -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    seen: dict[str, Any] = json.loads(done.stdout)
+    return seen
+
+
+def test_a_registered_provider_appears_everywhere_a_provider_does() -> None:
+    seen = _probe()
+    # Settings: its key (a secret, with a _FILE form like every key) and its endpoint override,
+    # named by the rule every provider follows; and it may be listed in the chain's order.
+    assert seen["settings"] == ["acme-key", "http://127.0.0.1:9"]
+    assert seen["order"] == ["acme", "duckduckgo"]
+    assert seen["options"] == [
+        ["ACME_API_KEY", "--acme-api-key", True, "Acme Search API key"],
+        ["MCP_WEB_ACME_URL", "--acme-url", False, "Acme Search endpoint override"],
+    ]
+    assert seen["flags"] == "acme"
+    # The tool's input schema offers it, in the registry's order.
+    assert seen["enum"] == [*KNOWN_PROVIDERS[:-1], "acme", KNOWN_PROVIDERS[-1]]
+    # doctor: in the default chain (keyed providers before DuckDuckGo's last resort) when its
+    # key is set, masked among the settings; with how to switch it on when it is not.
+    assert "  ACME_API_KEY " in seen["doctor_on"] and "= ***" in seen["doctor_on"]
+    assert "1. tavily (Tavily)\n  2. acme (Acme Search)\n  3. duckduckgo (DuckDuckGo)" in seen["doctor_on"]
+    assert "  acme: Set ACME_API_KEY to switch Acme on." in seen["doctor_off"]
+    # A search reaches the adapter, which got its key, name and title from the registry.
+    assert "from acme" in seen["found"] and "Acme Search on anvils" in seen["found"]
+    assert seen["missing"].startswith("no_provider:")
+    assert "provider 'acme' is not available: Set ACME_API_KEY to switch Acme on." in seen["missing"]
+    assert (
+        "a provider key (TAVILY_API_KEY, EXA_API_KEY, BRAVE_API_KEY, SEARXNG_URL or ACME_API_KEY)"
+        in seen["none"]
+    )
+
+
+def test_every_registered_provider_is_an_adapter_that_knows_its_entry() -> None:
+    classes = provider_classes()
+    assert tuple(classes) == KNOWN_PROVIDERS == tuple(spec.name for spec in PROVIDERS)
+    for spec in PROVIDERS:
+        assert issubclass(classes[spec.name], SearchProvider)
+        assert spec_for(classes[spec.name]) is spec
+        assert spec.hint.format(setting="X") != spec.hint or spec.needs is None
+    declared = {option.env for option in OPTIONS}
+    assert {spec.switch_env for spec in PROVIDERS if spec.switch_env} <= declared
+    assert {spec.url_env for spec in PROVIDERS} <= declared
