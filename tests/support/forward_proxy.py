@@ -1,7 +1,8 @@
 """A small real forward proxy on a loopback address that resolves names itself, for tests.
 
 It speaks what HTTP proxies speak: absolute-form requests (``GET http://host:port/path``),
-forwarded to the origin with the headers as received, and ``CONNECT host:port`` tunnels. Host
+forwarded to the origin with the headers and the body (by Content-Length) as received, and
+``CONNECT host:port`` tunnels. Host
 names in either are resolved through the DNS server the test gives it (``tests.support.dns``),
 the way a real proxy resolves with its own resolver: that is what makes DNS rebinding through a
 proxy reproducible. It records every request line, the Host header, where it connected, and for
@@ -112,9 +113,10 @@ class _Handler(socketserver.BaseRequestHandler):
 
     def _one_request(self, client: socket.socket) -> bool:
         """Serve one request; True when the client connection can carry another."""
-        head = _read_head(client)
-        if head is None:
+        read = _read_head(client)
+        if read is None:
             return False
+        head, rest = read
         lines = head.decode("latin-1").split("\r\n")
         method, target, _ = [*lines[0].split(" "), "", ""][:3]
         headers = [line for line in lines[1:] if line]
@@ -123,7 +125,7 @@ class _Handler(socketserver.BaseRequestHandler):
         if method == "CONNECT":
             self._tunnel(client, target, seen)
             return False
-        return self._forward(client, method, target, headers, seen)
+        return self._forward(client, method, target, headers, rest, seen)
 
     def _connect(self, host: str, port: int, seen: ProxySeen) -> socket.socket | None:
         address = self.server.proxy.resolve(host)
@@ -136,11 +138,23 @@ class _Handler(socketserver.BaseRequestHandler):
             return None
 
     def _forward(
-        self, client: socket.socket, method: str, target: str, headers: list[str], seen: ProxySeen
+        self,
+        client: socket.socket,
+        method: str,
+        target: str,
+        headers: list[str],
+        rest: bytes,
+        seen: ProxySeen,
     ) -> bool:
         parts = urlsplit(target)
         if parts.scheme != "http" or not parts.hostname:
             client.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            return False
+        if _header(headers, "transfer-encoding") is not None:  # bodies by Content-Length only
+            client.sendall(b"HTTP/1.1 411 Length Required\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            return False
+        body = _read_body(client, rest, int(_header(headers, "content-length") or 0))
+        if body is None:
             return False
         upstream = self._connect(parts.hostname, parts.port or 80, seen)
         if upstream is None:
@@ -154,7 +168,7 @@ class _Handler(socketserver.BaseRequestHandler):
                 if not line.lower().startswith(("proxy-", "connection:", "keep-alive:"))
             ]
             request = "\r\n".join([f"{method} {path} HTTP/1.1", *kept, "Connection: close", "", ""])
-            upstream.sendall(request.encode("latin-1"))
+            upstream.sendall(request.encode("latin-1") + body)
             _relay(client, upstream)
         return True
 
@@ -183,7 +197,8 @@ def _header(lines: list[str], name: str) -> str | None:
     return None
 
 
-def _read_head(sock: socket.socket) -> bytes | None:
+def _read_head(sock: socket.socket) -> tuple[bytes, bytes] | None:
+    """The request head, and what arrived after it (the start of its body)."""
     data = b""
     while b"\r\n\r\n" not in data:
         if len(data) > _MAX_HEAD:
@@ -195,7 +210,23 @@ def _read_head(sock: socket.socket) -> bytes | None:
         if not chunk:
             return None
         data += chunk
-    return data.split(b"\r\n\r\n", 1)[0]
+    head, rest = data.split(b"\r\n\r\n", 1)
+    return head, rest
+
+
+def _read_body(sock: socket.socket, start: bytes, length: int) -> bytes | None:
+    """The ``length`` bytes of a request body, of which ``start`` already arrived; None when the
+    client closes or stalls first."""
+    body = start
+    while len(body) < length:
+        try:
+            chunk = sock.recv(min(65536, length - len(body)))
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        body += chunk
+    return body[:length]  # no pipelining: the client waits for an answer before it sends again
 
 
 def _relay(client: socket.socket, upstream: socket.socket, both_ways: bool = False) -> None:

@@ -29,7 +29,6 @@ from mcp_server_web.config import (
 
 logger = logging.getLogger("mcp_server_web")
 
-COMMANDS = ("serve", "fetch", "search", "doctor")
 # The values the tools accept; repeated here (not imported from the tool modules) so that
 # building the parser stays free of heavy imports.
 _FORMATS = ("markdown", "text", "html")

@@ -3,9 +3,10 @@
 A block is a block-level element (a paragraph, list item, heading, table cell, a <div> holding
 text...) together with the text that is directly its own: its text, that of its inline
 descendants and the tails of its children, but not that of nested block-level elements, which
-are blocks of their own. Main-content selection (extract.py) decides block by block what to
-keep; this module finds the blocks, measures them, tells which of them another extractor's
-output covers, and cuts the tree down to the kept ones.
+are blocks of their own. Main-content selection (selection.py) decides block by block what to
+keep; this module finds the blocks and their runs of text (``segment``), measures them, tells
+which of them another extractor's output covers (``coverage``), and cuts the tree down to the
+kept ones (``prune``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ INLINE_TAGS = frozenset(
         "strong", "sub", "sup", "time", "tt", "u", "var", "video", "audio", "wbr",
     }
 )  # fmt: skip
-HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _TOKEN = re.compile(r"[^\W_]+")
 _WHITESPACE = re.compile(r"\s+")
 
@@ -77,14 +77,16 @@ class Run:
 
 
 @dataclass(eq=False, slots=True)
-class Page:
+class Segmentation:
+    """A tree cut into its blocks and their runs of text (``segment``)."""
+
     blocks: list[Block]
     """In document order, the root first."""
     runs: list[Run]
     """In document order."""
 
 
-def segment(root: lxml.html.HtmlElement) -> Page:
+def segment(root: lxml.html.HtmlElement) -> Segmentation:
     """The blocks of ``root`` (itself the first) and their runs of text, in document order."""
     top = Block(root, None, 0, 0)
     blocks: list[Block] = [top]
@@ -118,7 +120,7 @@ def segment(root: lxml.html.HtmlElement) -> Page:
     for block, parts in texts.items():
         block.text = parts[0] if len(parts) == 1 else " ".join(parts)
         block.link_chars = min(links.get(block, 0), len(block.text))
-    return Page(blocks, runs)
+    return Segmentation(blocks, runs)
 
 
 def _walk_children(
@@ -175,7 +177,7 @@ Place = tuple[int, int, int, float]
 down (HIDDEN_WEIGHT) for a hidden run's places."""
 
 
-def coverage(page: Page, text: str) -> dict[Block, float]:
+def coverage(segmentation: Segmentation, text: str) -> dict[Block, float]:
     """For each block with text, the share of its words that another extractor's ``text`` holds.
 
     The output is aligned with the page, run by run (see Run): each run of three words or more
@@ -185,7 +187,7 @@ def coverage(page: Page, text: str) -> dict[Block, float]:
     paragraph does not count as kept when the paragraph itself is. Runs of one or two words
     count when they occur in the output in the gap between their placed neighbours.
     """
-    runs = page.runs
+    runs = segmentation.runs
     tokens = tokens_of(text)
     found = [0.0] * len(runs)
     if tokens:
@@ -384,8 +386,3 @@ def _has_block(element: lxml.html.HtmlElement) -> bool:
     return any(
         isinstance(node.tag, str) and node.tag not in INLINE_TAGS for node in element.iterdescendants()
     )
-
-
-def text_of(blocks: Iterable[Block]) -> str:
-    """The blocks' own texts, one a line (a quick stand-in for the rendered output)."""
-    return "\n".join(block.text for block in blocks if block.text)

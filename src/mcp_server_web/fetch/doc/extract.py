@@ -1,10 +1,11 @@
 """HTML -> the page's main content -> Markdown, plain text or cleaned HTML.
 
 The page is parsed once with lxml, made safe (depth-limited) and cleaned (html_tree.py). For the
-main content, two extractors read it: readability-lxml (on our cleaned tree) and trafilatura (on
-the page as parsed). Their outputs are aligned with the page's blocks of text (blocks.py), and
-selection.py decides block by block what the main content is, from their votes and from the page
-itself (its <main>, page-level navigation and footers, class names, microdata, repeated cards).
+main content, the page-level navigation, header, footer and sidebars are taken out first, then two
+extractors read it: readability-lxml (on our cleaned tree) and trafilatura (on the page as parsed).
+Their outputs are aligned with the page's blocks of text (blocks.py), and selection.py decides
+block by block what the main content is, from their votes and from the page itself (its <main>,
+class names, microdata, repeated cards).
 The tree is then cut down to the kept blocks, so headings, lists, tables, code blocks, links and
 images come out as they are on the page, and rendered (render.py).
 """
@@ -24,7 +25,7 @@ from lxml import etree
 from readability import Document
 from readability.readability import Unparseable
 
-from mcp_server_web.fetch.doc.blocks import Block, Page, coverage, prune, segment
+from mcp_server_web.fetch.doc.blocks import Block, Segmentation, coverage, prune, segment
 from mcp_server_web.fetch.doc.embedded import PageScripts, page_scripts
 from mcp_server_web.fetch.doc.html_tree import (
     HIDDEN,
@@ -198,7 +199,7 @@ def _keep_main_content(root: lxml.html.HtmlElement, url: str) -> _Reading:
     clean_tree(root, url, keep_hidden=True)
     before = _visible_chars(root)
     prose_before = _prose_chars(body_of(root))
-    page, selection, votes = _choose(root, raw, url, prose_before)
+    segmentation, selection, votes = _choose(root, raw, url, prose_before)
     chrome_prose = max(prose_before - _prose_chars(body_of(root)), 0)
 
     def chars(blocks: Iterable[Block]) -> int:
@@ -215,7 +216,7 @@ def _keep_main_content(root: lxml.html.HtmlElement, url: str) -> _Reading:
         prose=prose_before,
     )
     if reading.kept_any:
-        prune(page.blocks, selection.kept)
+        prune(segmentation.blocks, selection.kept)
         for element in _HIDDEN_ELEMENTS(root):
             del element.attrib[HIDDEN]
     return reading
@@ -230,7 +231,7 @@ def _visible_chars(root: lxml.html.HtmlElement) -> int:
 
 def _choose(
     root: lxml.html.HtmlElement, raw: lxml.html.HtmlElement, url: str, prose: int
-) -> tuple[Page, Selection, tuple[dict[Block, float], dict[Block, float]]]:
+) -> tuple[Segmentation, Selection, tuple[dict[Block, float], dict[Block, float]]]:
     """The page's blocks, the selection of its main content, and the two extractors' votes.
 
     ``root`` is the cleaned tree (its hidden elements marked), ``raw`` the tree as parsed, and
@@ -255,18 +256,18 @@ def _choose(
     # readability first: trafilatura is handed its result (see _shared_readability).
     readability_text = _readability_text(root)
     trafilatura_text = _trafilatura_text(raw, url)
-    page = segment(body_of(root))
-    votes = (coverage(page, readability_text), coverage(page, trafilatura_text))
+    segmentation = segment(body_of(root))
+    votes = (coverage(segmentation, readability_text), coverage(segmentation, trafilatura_text))
     mains = _MAIN_ELEMENTS(root)
     outermost = [element for element in mains if not any(a in mains for a in element.iterancestors())]
     selection = select(
-        page,
+        segmentation,
         readability=votes[0],
         trafilatura=votes[1],
         main=outermost[0] if len(outermost) == 1 else None,
         kinds=kinds,
     )
-    return page, selection, votes
+    return segmentation, selection, votes
 
 
 def _chrome_landmarks(root: lxml.html.HtmlElement, prose: int) -> list[lxml.html.HtmlElement]:

@@ -3,8 +3,9 @@
 Markdown in our house style (ATX headings, '-' bullets, fenced code with languages, pipe tables
 with a header row), written straight from the lxml tree, and a plain-text variant of it. The
 conversion follows markdownify's rules (whitespace handling, list indentation, tables, links),
-which this module used before; walking lxml directly instead of re-parsing the fragment with
-BeautifulSoup makes it several times faster, which matters for whole-page conversions.
+which this module used before; walking the lxml tree directly, instead of writing it out and
+parsing it again with BeautifulSoup, makes it several times faster, which matters for whole-page
+conversions.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import lxml.html
-from lxml import etree
 
 from mcp_server_web.fetch.doc.html_tree import (
     ROW_GROUPS,
@@ -67,19 +67,6 @@ _MAX_COLSPAN = 1000
 _MAX_LIST_START = 999_999_999
 
 
-def render(fragment_html: str, output_format: OutputFormat) -> str:
-    """An HTML fragment in ``output_format``: html is the fragment itself, stripped."""
-    if output_format == "html":
-        return fragment_html.strip()
-    if not fragment_html.strip():
-        return ""
-    try:
-        element = lxml.html.fragment_fromstring(fragment_html, create_parent="div")
-    except (etree.ParserError, ValueError):
-        return ""
-    return render_element(element, output_format)
-
-
 def render_element(element: lxml.html.HtmlElement, output_format: OutputFormat) -> str:
     """An element (and everything in it) in ``output_format``."""
     if output_format == "html":
@@ -114,10 +101,6 @@ def code_language(pre: Any) -> str | None:
 # --- the converter ---------------------------------------------------------------------------
 
 _Converter = Callable[[Any, str, frozenset[str]], str]
-
-
-def _trims_inside(element: Any) -> bool:
-    return element is not None and element.tag in _TRIM_INSIDE
 
 
 def _trims_outside(element: Any) -> bool:

@@ -32,12 +32,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import lxml.html
 
-from mcp_server_web.fetch.doc.blocks import Block, Page
+from mcp_server_web.fetch.doc.blocks import Block, Segmentation
 
 # The constants below were set by looking at the failures on two page sets (news articles, and
 # seven types of pages); round values, each a plain statement about pages rather than a fit.
@@ -51,9 +50,6 @@ SHORT_BLOCK_TOKENS = 10
 """In article mode a block only readability keeps must have at least this many words."""
 CHROME_MAX_SHARE = 0.5
 """An element named like chrome is only chrome when it holds less than this share of the region's words."""
-LANDMARK_MAX_SHARE = 0.5
-"""A <header>, <nav>, <aside>... holding at least this share of the page's text outside links is
-not chrome but a wrapper around the page (sites do that)."""
 MAIN_MIN_SHARE = 0.25
 """The page's <main> is its main region unless it holds less than this share of the words outside
 page-level navigation, header, footer and sidebars (a <main> left empty for scripts to fill)."""
@@ -126,23 +122,21 @@ class Selection:
 
 
 def select(
-    page: Page,
+    segmentation: Segmentation,
     *,
     readability: dict[Block, float],
     trafilatura: dict[Block, float],
     main: lxml.html.HtmlElement | None,
-    landmarks: Iterable[lxml.html.HtmlElement] = (),
     kinds: frozenset[str] = frozenset(),
 ) -> Selection:
     """The blocks that are the page's main content (see the module docstring).
 
     ``readability`` and ``trafilatura`` give each block's share of words found in that
     extractor's output (blocks.coverage). ``main`` is the page's one outermost <main> /
-    role=main element if it has one; ``landmarks`` are its page-level navigation, header, footer
-    and sidebar elements if they are still in the tree; ``kinds`` is what page_kinds says.
+    role=main element if it has one; ``kinds`` is what page_kinds says.
     """
-    blocks = page.blocks
-    facts = _Facts(blocks, main, frozenset(landmarks))
+    blocks = segmentation.blocks
+    facts = _Facts(blocks, main)
     in_r = [readability.get(block, 0.0) >= VOTE for block in blocks]
     in_t = [trafilatura.get(block, 0.0) >= VOTE for block in blocks]
     both = either = 0
@@ -329,7 +323,7 @@ def _region(
         if in_r[i] or in_t[i]:
             if product and chrome[i]:
                 continue  # reviews, questions and options an extractor kept on a product page
-        elif facts.in_landmark[i] or chrome[i] or block.hidden:
+        elif chrome[i] or block.hidden:
             continue
         if _repeats(block, seen):
             continue
@@ -476,38 +470,27 @@ def _without_hidden_copies(kept: list[Block]) -> list[Block]:
 class _Facts:
     """Per-block facts about where the block sits, indexed like the blocks."""
 
-    def __init__(
-        self,
-        blocks: list[Block],
-        main: lxml.html.HtmlElement | None,
-        landmarks: frozenset[lxml.html.HtmlElement],
-    ) -> None:
+    def __init__(self, blocks: list[Block], main: lxml.html.HtmlElement | None) -> None:
         self.blocks = blocks
         n = len(blocks)
-        self.in_landmark = [False] * n
         self.in_main = [False] * n
         self.figure = [False] * n
         """In a figure or caption."""
         self.marked = [False] * n
         """In an element with itemprop="text" or "articleBody" (schema.org microdata)."""
         self.subtree_tokens = [len(block.tokens) for block in blocks]
-        prose = [block.chars - block.link_chars for block in blocks]  # text outside links
         for block in reversed(blocks):
             if block.parent is not None:
                 self.subtree_tokens[block.parent.index] += self.subtree_tokens[block.index]
-                prose[block.parent.index] += prose[block.index]
         for block in blocks:
             i = block.index
             parent = block.parent
             if parent is not None:
                 p = parent.index
                 self.marked[i] = self.marked[p]
-                self.in_landmark[i] = self.in_landmark[p]
                 self.in_main[i] = self.in_main[p]
                 self.figure[i] = self.figure[p]
             for element in _own_elements(block):
-                if element in landmarks and prose[i] < LANDMARK_MAX_SHARE * prose[0]:
-                    self.in_landmark[i] = True
                 if element is main:
                     self.in_main[i] = True
                 if element.tag in _FIGURE_TAGS or (
@@ -517,11 +500,12 @@ class _Facts:
                     self.figure[i] = True
                 if element.get("itemprop") in _POST_PROPS:
                     self.marked[i] = True
-        self.in_region = [not flag for flag in self.in_landmark]
+        self.in_region = [True] * n
+        """In the page's main region: its <main> (MAIN_MIN_SHARE), else the whole tree (whose
+        page-level navigation, header, footer and sidebars extract.py took out before)."""
         if main is not None:
             main_tokens = sum(len(b.tokens) for b, inside in zip(blocks, self.in_main, strict=True) if inside)
-            open_tokens = sum(len(b.tokens) for b, ok in zip(blocks, self.in_region, strict=True) if ok)
-            if main_tokens >= MAIN_MIN_SHARE * open_tokens:
+            if main_tokens >= MAIN_MIN_SHARE * sum(len(b.tokens) for b in blocks):
                 self.in_region = self.in_main
 
     def chrome(self, max_tokens: float, words: frozenset[str]) -> list[bool]:
