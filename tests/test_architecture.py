@@ -18,6 +18,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 ROOT_PACKAGE = "mcp_server_web"
 
 LIBRARIES = ("fetch", "providers")
+SURFACED = (*LIBRARIES, "state")
+"""Packages the rest of the project reaches only through their ``__init__`` (``__all__``)."""
 """Packages of ROOT_PACKAGE that stand on their own."""
 FORBIDDEN_IN_LIBRARIES = (f"{ROOT_PACKAGE}.server", f"{ROOT_PACKAGE}.cli", "mcp", "mcp_types")
 """What a library never imports: the face, and the MCP SDK (mcp_types ships with it)."""
@@ -144,6 +146,26 @@ def private_name_violations(src: Path) -> list[str]:
     return sorted(set(violations))
 
 
+def surface_violations(src: Path) -> list[str]:
+    """Imports, from outside a surfaced package, of anything but the package itself."""
+    violations = []
+    for path in sorted((src / ROOT_PACKAGE).rglob("*.py")):
+        importer = module_name(path, src)
+        for package in (f"{ROOT_PACKAGE}.{name}" for name in SURFACED):
+            if _within(importer, package):
+                continue
+            folder = src.joinpath(*package.split("."))
+            for found in imports_of(path, src):
+                if not _within(found.target, package) or found.target == package:
+                    continue
+                first = found.target.removeprefix(package + ".").split(".")[0]
+                if (folder / f"{first}.py").is_file() or (folder / first).is_dir():
+                    violations.append(
+                        f"{path.relative_to(src)}:{found.line}: {importer} imports {found.target}"
+                    )
+    return sorted(set(violations))
+
+
 # --- the source ----------------------------------------------------------------------------------
 
 
@@ -160,6 +182,26 @@ def test_libraries_do_not_import_the_face_or_mcp() -> None:
 
 def test_private_names_stay_in_their_package() -> None:
     assert private_name_violations(SRC) == []
+
+
+def test_fetch_providers_and_state_are_used_through_their_surface() -> None:
+    assert surface_violations(SRC) == []
+
+
+def test_reaching_past_a_surface_is_caught(tmp_path: Path) -> None:
+    src = _write(
+        tmp_path,
+        {
+            **_BASE,
+            "server/tools.py": (
+                "from mcp_server_web.fetch.client import Fetcher\nfrom mcp_server_web.fetch import X\n"
+            ),
+        },
+    )
+    assert [v.split(": ", 1)[1] for v in surface_violations(src)] == [
+        "mcp_server_web.server.tools imports mcp_server_web.fetch.client",
+        "mcp_server_web.server.tools imports mcp_server_web.fetch.client.Fetcher",
+    ]
 
 
 # --- the checks themselves, on small packages written here ------------------------------------------

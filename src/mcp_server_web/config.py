@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mcp_server_web import __version__
-from mcp_server_web.providers.registry import PROVIDERS
+from mcp_server_web.providers import PROVIDERS
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 

@@ -214,7 +214,7 @@ def masked_url(value: str) -> str:
 
 def doctor(settings: Settings, out: TextIO) -> None:
     """Print what the server would run with; contacts nothing."""
-    from mcp_server_web.providers.registry import PROVIDERS, chain_order, spec_named, why_unconfigured
+    from mcp_server_web.providers import PROVIDERS, chain_order, spec_named, why_unconfigured
 
     lines = [f"mcp-server-web {__version__}", "", "Settings (flags and environment; secrets masked):"]
     described = settings.describe()

@@ -17,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_server_web import __version__
 from mcp_server_web.config import Settings
 from mcp_server_web.fetch import CONVERSION_JOB, ConversionPool, Fetcher, FetchService, Resolver
-from mcp_server_web.providers.registry import LazyChain
+from mcp_server_web.providers import LazyChain
 from mcp_server_web.server import tools
 from mcp_server_web.server.http_request import HTTP_REQUEST_TOOL
 from mcp_server_web.server.middleware import ConcurrencyLimit, ToolSelection

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from mcp_server_web.errors import InvalidArgument
-from mcp_server_web.providers.results import normalize_domain
+from mcp_server_web.providers import normalize_domain
 
 _TRUE = ("true", "1", "yes", "on")
 _FALSE = ("false", "0", "no", "off")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from mcp_server_web.config import Settings
 from mcp_server_web.fetch import Fetcher, FetchService
-from mcp_server_web.providers.registry import LazyChain
+from mcp_server_web.providers import LazyChain
 
 
 @dataclass(frozen=True)
