@@ -25,7 +25,8 @@ from lxml import etree
 from readability import Document
 from readability.readability import Unparseable
 
-from mcp_server_web.fetch.doc.blocks import Block, Segmentation, coverage, prune, segment
+from mcp_server_web.fetch.doc.blocks import Block, Segmentation, prune, segment
+from mcp_server_web.fetch.doc.coverage import coverage
 from mcp_server_web.fetch.doc.embedded import PageScripts, page_scripts
 from mcp_server_web.fetch.doc.html_tree import (
     HIDDEN,

@@ -3,7 +3,7 @@
 Two extractors each say which text they think is the main content: readability-lxml (the
 element with the best-scoring paragraphs, with its siblings) and trafilatura (rules over class
 names and tags, link density, and its own fallbacks). Their outputs are aligned with the page's
-blocks (blocks.coverage), so every block carries two votes. The page then goes one of two ways:
+blocks (coverage.py), so every block carries two votes. The page then goes one of two ways:
 
 * Article mode, when the two agree on most of what they keep: a story, a post, a documentation
   page. The content is what they keep inside the element that holds most of it (the container),
@@ -132,7 +132,7 @@ def select(
     """The blocks that are the page's main content (see the module docstring).
 
     ``readability`` and ``trafilatura`` give each block's share of words found in that
-    extractor's output (blocks.coverage). ``main`` is the page's one outermost <main> /
+    extractor's output (coverage.py). ``main`` is the page's one outermost <main> /
     role=main element if it has one; ``kinds`` is what page_kinds says.
     """
     blocks = segmentation.blocks

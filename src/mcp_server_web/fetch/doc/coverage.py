@@ -1,0 +1,172 @@
+"""Which blocks of a page another extractor's output covers: its text aligned with the page's
+runs of text, run by run (see ``coverage``)."""
+
+from __future__ import annotations
+
+from mcp_server_web.fetch.doc.blocks import Block, Run, Segmentation, tokens_of
+
+HIDDEN_WEIGHT = 0.5
+MAX_GRAM_REPEATS = 50
+"""Word trigrams occurring more often than this in an output are too common to place a block."""
+COMMON_CREDIT_MIN_TOKENS = 30
+"""A run of at least this many words counts the trigrams too common to place it as found, once
+its own words place it (see _places); shorter runs are lines every post or card repeats (a
+byline, "Reply Quote"), which that would count as kept."""
+_MIN_MATCH = 0.3
+"""A block is placed in the output only where at least this share of its trigrams line up."""
+Place = tuple[int, int, int, float]
+"""Where a run may go in the output: (run index, start, end, trigrams found), the count weighed
+down (HIDDEN_WEIGHT) for a hidden run's places."""
+
+
+def coverage(segmentation: Segmentation, text: str) -> dict[Block, float]:
+    """For each block with text, the share of its words that another extractor's ``text`` holds.
+
+    The output is aligned with the page, run by run (see Run): each run of three words or more
+    is placed on the stretch of the output, about as long as the run, where most of its word
+    trigrams occur; of the runs that could be placed, the heaviest set whose places follow
+    document order without overlapping counts, so that a teaser or a "related" box repeating a
+    paragraph does not count as kept when the paragraph itself is. Runs of one or two words
+    count when they occur in the output in the gap between their placed neighbours.
+    """
+    runs = segmentation.runs
+    tokens = tokens_of(text)
+    found = [0.0] * len(runs)
+    if tokens:
+        grams: dict[tuple[str, str, str], list[int]] = {}
+        for i in range(len(tokens) - 2):
+            grams.setdefault((tokens[i], tokens[i + 1], tokens[i + 2]), []).append(i)
+        options = [places for k, run in enumerate(runs) if (places := _places(k, run, grams))]
+        for places in options:
+            if runs[places[0][0]].block.hidden:
+                # a hidden copy (a mobile layout, microdata) counts for less than a visible one
+                places[:] = [(k, start, end, hits * HIDDEN_WEIGHT) for k, start, end, hits in places]
+        placed = _heaviest_chain(options, len(tokens))
+        for k, _start, _end, weight in placed:
+            hits = weight / HIDDEN_WEIGHT if runs[k].block.hidden else weight
+            found[k] = len(runs[k].tokens) * hits / (len(runs[k].tokens) - 2)
+        _place_short(runs, placed, tokens, found)
+    totals: dict[Block, list[float]] = {}
+    for run, words in zip(runs, found, strict=True):
+        entry = totals.setdefault(run.block, [0.0, 0.0])
+        entry[0] += words
+        entry[1] += len(run.tokens)
+    return {block: min(words / size, 1.0) for block, (words, size) in totals.items()}
+
+
+_MAX_PLACES = 4
+"""At most this many places are considered for one run (text repeated on the page or in the output)."""
+
+
+def _places(k: int, run: Run, grams: dict[tuple[str, str, str], list[int]]) -> list[Place]:
+    """Where in the output a run of three words or more may go: (k, start, end, trigrams found)
+    for each stretch of the output where enough of its trigrams line up, best first."""
+    n = len(run.tokens)
+    if n < 3:
+        return []
+    needed = _MIN_MATCH * (n - 2)
+    offsets: list[int] = []  # output position - run position, per trigram found
+    common = 0  # trigrams the output holds too often to place the run by, but holds
+    get = grams.get
+    for i, gram in enumerate(run.grams):
+        found = get(gram)
+        if found is None:
+            continue
+        if len(found) > MAX_GRAM_REPEATS:
+            common += 1
+        elif len(found) == 1:
+            offsets.append(found[0] - i)
+        else:
+            offsets.extend(place - i for place in found)
+    # Text repeated all along the output (a long tail every paragraph shares) cannot place a
+    # run, but it is in the output: once the run's own words place it, it counts as found, or
+    # paragraphs that differ only in a few words would all count as missing.
+    if n < COMMON_CREDIT_MIN_TOKENS:
+        common = 0
+    if not offsets or len(offsets) + common < needed:
+        return []
+    offsets.sort()
+    tolerance = max(3, n // 10)  # what the other extractor inserted or dropped shifts the offset
+    places: list[Place] = []
+    first = 0
+    for last in range(1, len(offsets) + 1):
+        if last == len(offsets) or offsets[last] - offsets[last - 1] > tolerance:
+            hits = min(last - first + common, n - 2)
+            if hits >= needed:
+                start = offsets[(first + last) // 2]
+                places.append((k, start, start + n, hits))
+            first = last
+    places.sort(key=lambda place: -place[3])
+    return places[:_MAX_PLACES]
+
+
+def _place_short(runs: list[Run], placed: list[Place], tokens: list[str], found: list[float]) -> None:
+    """Runs of one or two words: found if they occur in the gap between their placed neighbours."""
+    if not placed:
+        return
+    anchor = 0
+    previous_end = 0
+    for k, run in enumerate(runs):
+        while anchor < len(placed) and placed[anchor][0] < k:
+            previous_end = placed[anchor][2]
+            anchor += 1
+        words = run.tokens
+        n = len(words)
+        if n >= 3:
+            continue
+        next_start = placed[anchor][1] if anchor < len(placed) else len(tokens)
+        low, high = max(previous_end - 2, 0), min(next_start + 2, len(tokens))
+        for place in range(low, high - n + 1):
+            if tokens[place] == words[0] and tokens[place : place + n] == words:
+                found[k] = n
+                break
+
+
+def _heaviest_chain(options: list[list[Place]], size: int) -> list[Place]:
+    """One place or none for each run (``options`` in run order) such that the places do not
+    overlap and follow run order, with the most trigrams found in all: a weighted longest
+    increasing subsequence, with a Fenwick tree of prefix maxima over output positions."""
+    slack = 2
+    tree_size = size + slack + 2
+    tree_value: list[float] = [0] * (tree_size + 1)
+    tree_item = [-1] * (tree_size + 1)
+    chosen: list[Place] = []
+    score: list[float] = []
+    previous: list[int] = []
+
+    def query(position: int) -> tuple[float, int]:
+        position = min(max(position, 0), tree_size)
+        value: float = 0
+        item = -1
+        while position > 0:
+            if tree_value[position] > value:
+                value, item = tree_value[position], tree_item[position]
+            position -= position & -position
+        return value, item
+
+    def update(position: int, value: float, item: int) -> None:
+        position = min(max(position, 1), tree_size)
+        while position <= tree_size:
+            if value > tree_value[position]:
+                tree_value[position], tree_item[position] = value, item
+            position += position & -position
+
+    for places in options:
+        pending = []
+        for place in places:
+            value, item = query(place[1] + slack + 1)  # chains ending at or before its start
+            chosen.append(place)
+            score.append(value + place[3])
+            previous.append(item)
+            pending.append(len(chosen) - 1)
+        for item in pending:  # after all of a run's places, so that no chain holds two of them
+            update(chosen[item][2] + 1, score[item], item)
+    if not chosen:
+        return []
+    item = max(range(len(chosen)), key=score.__getitem__)
+    chain = []
+    while item != -1:
+        chain.append(chosen[item])
+        item = previous[item]
+    chain.reverse()
+    return chain
