@@ -16,21 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from mcp_server_web import __version__
+from mcp_server_web.errors import ConfigError
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 DEFAULT_USER_AGENT = (
     f"mcp-server-web/{__version__} (+https://pypi.org/project/mcp-server-web/; MCP web tools for AI agents)"
 )
-ROBOTS_TOKEN = "mcp-server-web"
-"""The product token matched against robots.txt User-agent lines (RFC 9309 section 2.2.1)."""
 
 KNOWN_TOOLS = ("web_search", "web_fetch", "http_request")
 KNOWN_PROVIDERS = ("tavily", "exa", "brave", "searxng", "duckduckgo")
-
-
-class ConfigError(ValueError):
-    """A setting has a value the server cannot run with."""
 
 
 def _parse_bool(raw: str) -> bool:

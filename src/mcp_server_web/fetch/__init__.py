@@ -8,6 +8,7 @@ not import the conversion stack (lxml, readability, trafilatura): that is loaded
 conversion workers only.
 """
 
+from mcp_server_web.fetch.config import DEFAULT_USER_AGENT, ROBOTS_TOKEN, FetchConfig
 from mcp_server_web.fetch.doc.charset import decode_text, without_controls
 from mcp_server_web.fetch.doc.sniff import ContentKind, classify, valid_media_type
 from mcp_server_web.fetch.net.client import REDIRECT_STATUSES, Fetcher
@@ -21,13 +22,16 @@ from mcp_server_web.fetch.workers import ConversionPool, PoolStatus
 __all__ = [
     "ACCEPT_ENCODING",
     "CONVERSION_JOB",
+    "DEFAULT_USER_AGENT",
     "MAX_URL_LENGTH",
     "OUTPUT_FORMATS",
     "REDIRECT_STATUSES",
+    "ROBOTS_TOKEN",
     "SNAPSHOT_LENGTH",
     "BodyDecoder",
     "ContentKind",
     "ConversionPool",
+    "FetchConfig",
     "FetchResponse",
     "FetchService",
     "Fetcher",

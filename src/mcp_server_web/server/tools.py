@@ -23,6 +23,7 @@ from mcp_server_web.config import KNOWN_PROVIDERS
 from mcp_server_web.errors import InvalidArgument, InvalidURL, WebToolError
 from mcp_server_web.fetch import MAX_URL_LENGTH, OUTPUT_FORMATS, SNAPSHOT_LENGTH, continuation_footer
 from mcp_server_web.providers.base import TIME_RANGES, TOPICS, SearchQuery, SearchResult
+from mcp_server_web.server.advice import advised
 from mcp_server_web.server.arguments import as_bool, as_choice, as_domains, as_int, as_text
 from mcp_server_web.server.boundary import fence, one_line
 from mcp_server_web.server.schemas import (
@@ -54,7 +55,7 @@ page chose (the id of a script its text was recovered from)."""
 
 def error_result(error: WebToolError) -> CallToolResult:
     return CallToolResult(
-        content=[TextContent(type="text", text=one_line(str(error), ERROR_TEXT_LIMIT))], is_error=True
+        content=[TextContent(type="text", text=one_line(advised(error), ERROR_TEXT_LIMIT))], is_error=True
     )
 
 
