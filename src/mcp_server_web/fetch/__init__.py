@@ -14,7 +14,6 @@ from mcp_server_web.fetch.doc.sniff import ContentKind, classify, valid_media_ty
 from mcp_server_web.fetch.net.client import REDIRECT_STATUSES, Fetcher
 from mcp_server_web.fetch.net.decode import ACCEPT_ENCODING, BodyDecoder, describe_size, too_large
 from mcp_server_web.fetch.net.guard import MAX_URL_LENGTH, Resolver, parse_url
-from mcp_server_web.fetch.pages import continuation_footer
 from mcp_server_web.fetch.service import CONVERSION_JOB, FetchService
 from mcp_server_web.fetch.types import OUTPUT_FORMATS, SNAPSHOT_LENGTH, FetchResponse
 from mcp_server_web.fetch.workers import ConversionPool, PoolStatus
@@ -38,7 +37,6 @@ __all__ = [
     "PoolStatus",
     "Resolver",
     "classify",
-    "continuation_footer",
     "decode_text",
     "describe_size",
     "parse_url",
