@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mcp_server_web import __version__
+from mcp_server_web.errors import ConfigError
 from mcp_server_web.providers import PROVIDERS
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -23,16 +24,10 @@ IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 DEFAULT_USER_AGENT = (
     f"mcp-server-web/{__version__} (+https://pypi.org/project/mcp-server-web/; MCP web tools for AI agents)"
 )
-ROBOTS_TOKEN = "mcp-server-web"
-"""The product token matched against robots.txt User-agent lines (RFC 9309 section 2.2.1)."""
 
 KNOWN_TOOLS = ("web_search", "web_fetch", "http_request")
 KNOWN_PROVIDERS = tuple(spec.name for spec in PROVIDERS)
 """Declared once, in providers/registry.py, as are each provider's settings below."""
-
-
-class ConfigError(ValueError):
-    """A setting has a value the server cannot run with."""
 
 
 def _parse_bool(raw: str) -> bool:

@@ -3,6 +3,11 @@
 Every failure a tool can report is one of these. Each class carries the stable code from the
 public contract (DESIGN.md); the server layer turns any of them into an MCP tool error whose
 text starts with that code, followed by the message: one plain sentence for a person.
+
+The message speaks of the library's own parameters only. When a different value of one of them
+would have avoided the failure (a longer ``timeout``, ``allow_private``), the error names it in
+``parameters``: a caller words its own advice from that (the server names its flags and
+environment variables), and a library caller who passed ``timeout=`` is not told to set one.
 """
 
 from __future__ import annotations
@@ -13,9 +18,13 @@ class WebToolError(Exception):
 
     code: str = "error"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, parameters: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.message = message
+        self.parameters = parameters
+        """The parameters (FetchConfig fields, ConversionPool's ``memory_limit``) whose values
+        this failure met, in the order a caller's advice should name them; empty when no setting
+        would have helped."""
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
@@ -107,3 +116,7 @@ class AllProvidersFailed(WebToolError):
     """Every search provider in the chain failed."""
 
     code = "all_providers_failed"
+
+
+class ConfigError(ValueError):
+    """A setting (or a library's configuration value) has a value that cannot be run with."""

@@ -25,7 +25,6 @@ import brotli
 import httpcore
 import pytest
 
-from mcp_server_web.config import Settings
 from mcp_server_web.errors import (
     BlockedAddress,
     FetchTimeout,
@@ -35,6 +34,7 @@ from mcp_server_web.errors import (
     RobotsDisallowed,
     TooLarge,
 )
+from mcp_server_web.fetch import FetchConfig
 from mcp_server_web.fetch.net.client import DEFAULT_ACCEPT, MAX_REDIRECTS, Fetcher
 from mcp_server_web.fetch.net.decode import BodyDecoder
 from mcp_server_web.fetch.net.proxy import ProxyRoutes
@@ -42,7 +42,7 @@ from tests.support.netguard import GuardBackend, QuickOrigin, StubResolver
 from tests.support.origin import Origin, RequestContext, trickle
 
 ONLY_127_0_0_1 = (ip_network("127.0.0.1/32"),)
-SETTINGS = Settings(allow_cidrs=ONLY_127_0_0_1, timeout=5)
+SETTINGS = FetchConfig(allow_cidrs=ONLY_127_0_0_1, timeout=5)
 MB = 1024 * 1024
 
 
@@ -70,10 +70,10 @@ async def fetcher(backend: GuardBackend, resolver: StubResolver) -> AsyncIterato
         yield client
 
 
-def _fetcher(backend: GuardBackend, resolver: StubResolver | None = None, **settings: Any) -> Fetcher:
-    values: dict[str, Any] = {"allow_cidrs": ONLY_127_0_0_1, "timeout": 5.0, **settings}
+def _fetcher(backend: GuardBackend, resolver: StubResolver | None = None, **config: Any) -> Fetcher:
+    values: dict[str, Any] = {"allow_cidrs": ONLY_127_0_0_1, "timeout": 5.0, **config}
     resolver = resolver or StubResolver()
-    return Fetcher(Settings(**values), resolver=resolver, network_backend=backend, environ={})
+    return Fetcher(FetchConfig(**values), resolver=resolver, network_backend=backend, environ={})
 
 
 # ------------------------------------------------------------------------------------------
@@ -480,8 +480,8 @@ async def test_proxy_from_environment_respects_no_proxy(backend: GuardBackend, o
 def test_proxy_routes_choose_by_scheme_and_no_proxy() -> None:
     from mcp_server_web.fetch.net.guard import parse_url
 
-    routes = ProxyRoutes.from_settings(
-        Settings(),
+    routes = ProxyRoutes.configured(
+        None,
         {
             "https_proxy": "proxy.corp:3128",
             "ALL_PROXY": "http://all:1",
@@ -493,12 +493,10 @@ def test_proxy_routes_choose_by_scheme_and_no_proxy() -> None:
     assert routes.proxy_for(parse_url("https://a.internal.corp/")) is None
     assert routes.proxy_for(parse_url("https://10.1.2.3/")) is None
     assert routes.proxy_for(parse_url("https://notinternal.corp/")) == "http://proxy.corp:3128"
-    explicit = ProxyRoutes.from_settings(Settings(proxy="http://p:8080"), {"NO_PROXY": "*"})
+    explicit = ProxyRoutes.configured("http://p:8080", {"NO_PROXY": "*"})
     assert explicit.proxy_for(parse_url("http://example.com/")) is None
     assert (
-        ProxyRoutes.from_settings(Settings(proxy="http://p:8080"), {}).proxy_for(
-            parse_url("https://example.com/")
-        )
+        ProxyRoutes.configured("http://p:8080", {}).proxy_for(parse_url("https://example.com/"))
         == "http://p:8080"
     )
 
@@ -526,7 +524,8 @@ async def test_silent_server_times_out_within_the_limit(
             await fetcher.fetch(origin.url("/silent"))
     elapsed = time.monotonic() - started
     assert 0.9 <= elapsed < 2.0
-    assert "1-second limit" in caught.value.message and "MCP_WEB_TIMEOUT" in caught.value.message
+    assert "1-second limit" in caught.value.message and caught.value.parameters == ("timeout",)
+    assert "MCP_WEB_" not in caught.value.message  # the library's words; the server names its setting
 
 
 async def test_trickling_server_is_stopped_at_the_total_deadline(
@@ -576,17 +575,18 @@ async def test_content_length_over_the_cap_is_refused_before_reading(
         release.wait(10)  # never sends the body: reading it would time out instead
 
     origin.route("/huge", handler)
-    async with _fetcher(backend, max_response_mb=1.0) as fetcher:
+    async with _fetcher(backend, max_response_bytes=MB) as fetcher:
         started = time.monotonic()
         with pytest.raises(TooLarge) as caught:
             await fetcher.fetch(origin.url("/huge"))
     assert time.monotonic() - started < 1.0
-    assert "1 MB" in caught.value.message and "MCP_WEB_MAX_RESPONSE_MB" in caught.value.message
+    assert "1 MB" in caught.value.message and caught.value.parameters == ("max_response_bytes",)
+    assert "MCP_WEB_" not in caught.value.message
 
 
 async def test_chunked_body_over_the_cap_is_refused(backend: GuardBackend, origin: Origin) -> None:
     origin.route("/chunked", trickle([b"y" * 65536] * 40, delay=0))  # 2.5 MB, no length
-    async with _fetcher(backend, max_response_mb=1.0) as fetcher:
+    async with _fetcher(backend, max_response_bytes=MB) as fetcher:
         with pytest.raises(TooLarge):
             await fetcher.fetch(origin.url("/chunked"))
 
@@ -635,7 +635,7 @@ async def test_compression_bomb_is_stopped_with_bounded_memory(
     payload = bomb()  # type: ignore[operator]
     assert len(payload) < 100_000  # 50 MB of zeros, compressed
     origin.serve("/bomb", payload, headers={"Content-Encoding": encoding})
-    async with _fetcher(backend, max_response_mb=1.0) as fetcher:
+    async with _fetcher(backend, max_response_bytes=MB) as fetcher:
         tracemalloc.start()
         try:
             with pytest.raises(TooLarge):

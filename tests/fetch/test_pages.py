@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_server_web.fetch.pages import continuation_footer, slice_page
+from mcp_server_web.fetch.pages import slice_page
 
 
 def all_pages(document: str, max_length: int) -> list[str]:
@@ -36,26 +36,3 @@ def test_cuts_on_paragraph_boundary_when_one_is_near() -> None:
 def test_hard_cut_when_no_boundary() -> None:
     page = slice_page("x" * 100, 0, 30)
     assert page.text == "x" * 30 and page.next_start_index == 30
-
-
-def test_past_the_end_is_an_empty_page_that_says_so() -> None:
-    page = slice_page("short", 50, 10)
-    assert page.text == "" and page.next_start_index is None
-    assert "past the end" in continuation_footer(page)
-
-
-def test_footer_gives_exact_continuation() -> None:
-    page = slice_page("a" * 25, 0, 10)
-    assert continuation_footer(page) == (
-        "[15 more characters of 25. Call web_fetch again with start_index=10 to continue.]"
-    )
-    assert continuation_footer(slice_page("a" * 5, 0, 10)) == ""
-
-
-def test_footer_names_the_snapshot_to_pass_back() -> None:
-    page = slice_page("a" * 25, 0, 10)
-    assert continuation_footer(page, "0123456789ab") == (
-        "[15 more characters of 25. Call web_fetch again with start_index=10 and snapshot=0123456789ab "
-        "to continue.]"
-    )
-    assert continuation_footer(slice_page("a" * 5, 0, 10), "0123456789ab") == ""

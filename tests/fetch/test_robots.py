@@ -7,13 +7,13 @@ from ipaddress import ip_network
 
 import pytest
 
-from mcp_server_web.config import Settings
 from mcp_server_web.errors import FetchTimeout, HTTPStatusError, RobotsDisallowed
+from mcp_server_web.fetch import FetchConfig
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.fetch.net.robots import ROBOTS_MAX_BYTES, RobotsPolicy
 from tests.support.origin import Origin, RequestContext
 
-SETTINGS = Settings(allow_cidrs=(ip_network("127.0.0.1/32"),), timeout=3.0)
+SETTINGS = FetchConfig(allow_cidrs=(ip_network("127.0.0.1/32"),), timeout=3.0)
 
 
 @pytest.fixture
@@ -36,7 +36,8 @@ async def test_rules_for_our_token_longest_match(fetcher: Fetcher, origin: Origi
         await policy.check(origin.url("/private/secret?x=1"))
     message = caught.value.message
     assert "Disallow: /private/" in message and "/private/secret?x=1" in message
-    assert "MCP_WEB_RESPECT_ROBOTS=false" in message
+    # The library names the parameter that would let the fetch through; the server words it.
+    assert caught.value.parameters == ("respect_robots",) and "MCP_WEB_" not in message
     assert origin.hits("/robots.txt") == 1  # read once, then cached
 
 

@@ -36,6 +36,7 @@ from mcp import Client
 
 from mcp_server_web.config import Settings
 from mcp_server_web.errors import BlockedAddress, WebToolError
+from mcp_server_web.fetch import FetchConfig
 from mcp_server_web.fetch.net.client import REDIRECT_STATUSES, Fetcher
 from mcp_server_web.fetch.net.guard import HiddenAddress, literal_ip, metadata_name, parse_url
 from mcp_server_web.server.app import build_server
@@ -410,7 +411,7 @@ def test_each_form_reaches_the_address_it_claims(attack: Attack) -> None:
 async def test_fetcher_refuses_each_form_before_connecting(attack: Attack) -> None:
     backend = GuardBackend(permitted=())
     resolver = StubResolver(_resolver_table([attack]))
-    async with Fetcher(Settings(), resolver=resolver, network_backend=backend, environ={}) as fetcher:
+    async with Fetcher(FetchConfig(), resolver=resolver, network_backend=backend, environ={}) as fetcher:
         with pytest.raises(BlockedAddress) as caught:
             await fetcher.fetch(attack.url)
     message = caught.value.message
@@ -430,7 +431,7 @@ async def test_fetcher_refuses_names_through_a_proxy_too(attack: Attack) -> None
     backend = GuardBackend(permitted=(REDIRECTOR,))
     with QuickOrigin(REDIRECTOR) as proxy:
         resolver = StubResolver(_resolver_table([attack]))
-        settings = Settings(proxy=proxy.base, allow_cidrs=ONLY_REDIRECTOR)
+        settings = FetchConfig(proxy=proxy.base, allow_cidrs=ONLY_REDIRECTOR)
         async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
             with pytest.raises(BlockedAddress) as caught:
                 await fetcher.fetch(attack.url)
@@ -443,7 +444,7 @@ async def test_every_literal_form_is_refused_through_a_proxy() -> None:
     backend = GuardBackend(permitted=(REDIRECTOR,))
     failures: list[str] = []
     with QuickOrigin(REDIRECTOR) as proxy:
-        settings = Settings(proxy=proxy.base, allow_cidrs=ONLY_REDIRECTOR)
+        settings = FetchConfig(proxy=proxy.base, allow_cidrs=ONLY_REDIRECTOR)
         async with Fetcher(settings, resolver=StubResolver(), network_backend=backend, environ={}) as fetcher:
             for attack in LITERAL:
                 try:
@@ -595,7 +596,7 @@ async def test_redirect_from_an_allowed_host_to_each_form_is_refused(
     backend = GuardBackend(permitted=(REDIRECTOR,))
     resolver = StubResolver(_resolver_table(ATTACKS))
     failures: list[str] = []
-    settings = Settings(allow_cidrs=ONLY_REDIRECTOR, timeout=5.0)
+    settings = FetchConfig(allow_cidrs=ONLY_REDIRECTOR, timeout=5.0)
     async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
         for index, (attack, target) in enumerate(targets):
             try:
@@ -751,7 +752,7 @@ async def test_a_name_that_turns_private_after_a_fetch_is_refused_at_connect(
     resolver = StubResolver({"rebind.test": [[REDIRECTOR], [private]]})
     backend = GuardBackend(permitted=(REDIRECTOR,))
     url = f"http://rebind.test:{redirector.port}/"
-    settings = Settings(allow_cidrs=ONLY_REDIRECTOR, timeout=5.0)
+    settings = FetchConfig(allow_cidrs=ONLY_REDIRECTOR, timeout=5.0)
     async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
         assert (await fetcher.fetch(url)).body == b"public page"
         with pytest.raises(BlockedAddress) as caught:
@@ -772,7 +773,7 @@ async def test_a_name_that_turns_private_mid_redirect_is_refused(redirector: Ori
     redirector.route("/next", _closing("must not be fetched"))
     resolver = StubResolver({"rebind.test": [[REDIRECTOR], ["169.254.169.254"]]})
     backend = GuardBackend(permitted=(REDIRECTOR,))
-    settings = Settings(allow_cidrs=ONLY_REDIRECTOR, timeout=5.0)
+    settings = FetchConfig(allow_cidrs=ONLY_REDIRECTOR, timeout=5.0)
     async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
         with pytest.raises(BlockedAddress, match="cloud metadata"):
             await fetcher.fetch(f"http://rebind.test:{redirector.port}/start")
@@ -786,7 +787,7 @@ async def test_an_open_connection_stays_pinned_to_the_vetted_address(redirector:
     redirector.serve("/", "public page", content_type="text/plain")
     resolver = StubResolver({"rebind.test": [[REDIRECTOR], ["10.0.0.5"]]})
     backend = GuardBackend(permitted=(REDIRECTOR,))
-    settings = Settings(allow_cidrs=ONLY_REDIRECTOR, timeout=5.0)
+    settings = FetchConfig(allow_cidrs=ONLY_REDIRECTOR, timeout=5.0)
     url = f"http://rebind.test:{redirector.port}/"
     async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
         for _ in range(3):
@@ -865,7 +866,7 @@ async def test_allow_private_permits_the_loopback_forms() -> None:
                 origin.route("/admin", _closing(f"hello from {origin.host}"))
             backend = GuardBackend(permitted=addresses)
             resolver = StubResolver(_resolver_table(LOOPBACK_FORMS))
-            settings = Settings(allow_private=True, timeout=5.0)
+            settings = FetchConfig(allow_private=True, timeout=5.0)
             failures: list[str] = []
             async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
                 for attack in LOOPBACK_FORMS:

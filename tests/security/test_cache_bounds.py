@@ -29,6 +29,7 @@ from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.fetch.service import FetchService
 from mcp_server_web.fetch.types import Document, FetchResponse
 from mcp_server_web.server.app import conversion_pool
+from mcp_server_web.server.compose import fetch_config
 from mcp_server_web.state import KeyValueStore, MemoryState
 from tests.support.origin import Origin, Reply
 
@@ -38,7 +39,7 @@ def fetch_service(chosen: Settings, fetcher: Fetcher) -> Iterator[FetchService]:
     """A FetchService with its conversion workers, stopped afterwards."""
     converters = conversion_pool(chosen)
     try:
-        yield FetchService(chosen, fetcher, converters)
+        yield FetchService(fetch_config(chosen), fetcher, converters)
     finally:
         converters.close()
 
@@ -108,7 +109,7 @@ async def test_document_cache_counts_response_headers(origin: Origin) -> None:
     padding = {f"X-Padding-{i:02d}": HEADER_VALUE for i in range(HEADER_COUNT)}
     origin.route("/page", lambda ctx: ctx.send(Reply(200, PAGE_HTML, headers=padding)))
     chosen = settings(respect_robots=False)
-    async with Fetcher(chosen) as fetcher, AsyncExitStack() as stack:
+    async with Fetcher(fetch_config(chosen)) as fetcher, AsyncExitStack() as stack:
         service = stack.enter_context(fetch_service(chosen, fetcher))
         # Warm up: the converters' imports and first allocations are not the cache's.
         assert await fetch_all(service, [origin.url(f"/page?warm={n}") for n in range(20)]) == []
@@ -142,7 +143,7 @@ async def test_document_cache_counts_long_urls(origin: Origin) -> None:
     origin.route("/page", lambda ctx: ctx.send(Reply(200, PAGE_HTML)))
     chosen = settings(respect_robots=False)
     padding = "q" * 4000
-    async with Fetcher(chosen) as fetcher, AsyncExitStack() as stack:
+    async with Fetcher(fetch_config(chosen)) as fetcher, AsyncExitStack() as stack:
         service = stack.enter_context(fetch_service(chosen, fetcher))
         assert await fetch_all(service, [origin.url(f"/page?warm={n}&{padding}") for n in range(20)]) == []
         before = resident_bytes()
@@ -236,7 +237,7 @@ async def test_robots_cache_is_bounded_by_bytes_with_astral_text(many_origins: l
     for origin in many_origins:
         serve_site(origin, robots)
     chosen = settings()
-    async with Fetcher(chosen) as fetcher, AsyncExitStack() as stack:
+    async with Fetcher(fetch_config(chosen)) as fetcher, AsyncExitStack() as stack:
         service = stack.enter_context(fetch_service(chosen, fetcher))
         await read_sites(service, many_origins[:4])  # warm-up
         before = resident_bytes()
@@ -273,7 +274,7 @@ async def test_robots_cache_is_bounded_by_bytes_with_dense_rules(many_origins: l
     for origin in sites:
         serve_site(origin, robots)
     chosen = settings()
-    async with Fetcher(chosen) as fetcher, AsyncExitStack() as stack:
+    async with Fetcher(fetch_config(chosen)) as fetcher, AsyncExitStack() as stack:
         service = stack.enter_context(fetch_service(chosen, fetcher))
         await read_sites(service, sites[:1])  # warm-up
         # What stays alive, as tracemalloc counts it: RSS would also count what glibc holds back

@@ -337,7 +337,7 @@ CASES = [
         "accepts-and-never-answers",
         raw(hostile.never_answers),
         "timeout",
-        matches(r"took longer than the 1-second limit; raise MCP_WEB_TIMEOUT"),
+        matches(r"took longer than the 1-second limit\. Raise MCP_WEB_TIMEOUT"),
         **STALLING,
     ),
     # A byte every 0.3 s beats any per-read timeout: only the deadline of the whole fetch ends it.

@@ -19,8 +19,8 @@ from ipaddress import ip_network
 import pytest
 from mcp import Client
 
-from mcp_server_web.config import Settings
 from mcp_server_web.errors import BlockedAddress
+from mcp_server_web.fetch import FetchConfig
 from mcp_server_web.fetch.net import guard
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.server.app import build_server
@@ -79,7 +79,7 @@ async def test_fetcher_refuses_metadata_names_without_a_lookup(
 ) -> None:
     resolver = _resolver(listed, host)
     backend = GuardBackend(permitted=("127.0.0.1",))
-    settings = Settings(allow_cidrs=ONLY_127_0_0_1, timeout=5.0)
+    settings = FetchConfig(allow_cidrs=ONLY_127_0_0_1, timeout=5.0)
     async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
         with pytest.raises(BlockedAddress) as caught:
             await fetcher.fetch(f"http://{host}:{origin.port}/latest/meta-data/")
@@ -95,7 +95,7 @@ async def test_fetcher_refuses_metadata_names_without_a_lookup(
 async def test_names_that_only_look_alike_are_fetched(origin: QuickOrigin, host: str) -> None:
     resolver = _resolver(host)
     backend = GuardBackend(permitted=("127.0.0.1",))
-    settings = Settings(allow_cidrs=ONLY_127_0_0_1, timeout=5.0)
+    settings = FetchConfig(allow_cidrs=ONLY_127_0_0_1, timeout=5.0)
     async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
         response = await fetcher.fetch(f"http://{host}:{origin.port}/latest/meta-data/")
     assert response.body.decode() == PAGE
@@ -106,7 +106,7 @@ async def test_a_redirect_to_a_metadata_name_is_refused(origin: QuickOrigin) -> 
     origin.redirect("/go", f"http://metadata.google.internal:{origin.port}/latest/meta-data/")
     resolver = _resolver("allowed.test", "metadata.google.internal")
     backend = GuardBackend(permitted=("127.0.0.1",))
-    settings = Settings(allow_cidrs=ONLY_127_0_0_1, timeout=5.0)
+    settings = FetchConfig(allow_cidrs=ONLY_127_0_0_1, timeout=5.0)
     async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
         with pytest.raises(BlockedAddress):
             await fetcher.fetch(f"http://allowed.test:{origin.port}/go")
@@ -118,7 +118,7 @@ async def test_metadata_names_are_refused_before_the_proxy_too(origin: QuickOrig
     with QuickOrigin("127.0.0.3") as proxy:
         resolver = _resolver("metadata.google.internal")
         backend = GuardBackend(permitted=("127.0.0.3",))
-        settings = Settings(proxy=proxy.base, allow_cidrs=ONLY_127_0_0_1, timeout=5.0)
+        settings = FetchConfig(proxy=proxy.base, allow_cidrs=ONLY_127_0_0_1, timeout=5.0)
         async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
             with pytest.raises(BlockedAddress):
                 await fetcher.fetch(f"http://metadata.google.internal:{origin.port}/latest/meta-data/")
@@ -148,7 +148,7 @@ async def test_allow_private_lifts_the_name_rule_like_the_address_rule(origin: Q
     # 169.254.169.254 itself is then reachable, so refusing the names alone would protect nothing.
     resolver = _resolver("metadata.google.internal")
     backend = GuardBackend(permitted=("127.0.0.1",))
-    settings = Settings(allow_private=True, timeout=5.0)
+    settings = FetchConfig(allow_private=True, timeout=5.0)
     async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
         response = await fetcher.fetch(f"http://metadata.google.internal:{origin.port}/latest/meta-data/")
     assert response.body.decode() == PAGE

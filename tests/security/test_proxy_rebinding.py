@@ -29,8 +29,8 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcp_server_web.config import Settings
 from mcp_server_web.errors import BlockedAddress, HTTPStatusError
+from mcp_server_web.fetch import FetchConfig
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.fetch.net.pinned_proxy import PinnedProxyPool
 from mcp_server_web.server.app import build_server
@@ -48,7 +48,7 @@ ONLY_ALLOWED = (ip_network(f"{ALLOWED}/32"),)
 ALLOWED_PAGE = "<html><body><p>The allowed origin's page.</p></body></html>"
 VICTIM_PAGE = "<html><body><p>SECRET from the victim behind the proxy.</p></body></html>"
 
-# How each test configures the proxy: (Settings overrides, environ for the Fetcher).
+# How each test configures the proxy: (FetchConfig overrides, environ for the Fetcher).
 HTTP_CONFIGS = {
     "MCP_WEB_PROXY": lambda url: ({"proxy": url}, {}),
     "HTTP_PROXY": lambda url: ({}, {"HTTP_PROXY": url}),
@@ -77,7 +77,7 @@ class Scene:
     def fetcher(self, settings: dict[str, Any], environ: dict[str, str]) -> Fetcher:
         values: dict[str, Any] = {"allow_cidrs": ONLY_ALLOWED, "timeout": 5.0, **settings}
         return Fetcher(
-            Settings(**values),
+            FetchConfig(**values),
             resolver=DNSResolver(self.dns.address),
             network_backend=self.backend,
             environ=environ,
@@ -187,7 +187,7 @@ async def test_allow_private_hands_the_name_to_the_proxy_unresolved(scene: Scene
     # Documented: with MCP_WEB_ALLOW_PRIVATE=true nothing is vetted, so nothing is pre-resolved,
     # which suits networks where only the proxy can resolve outside names.
     resolver = DNSResolver(scene.dns.address)
-    settings = Settings(proxy=scene.proxy.url, allow_private=True, timeout=5.0)
+    settings = FetchConfig(proxy=scene.proxy.url, allow_private=True, timeout=5.0)
     async with Fetcher(settings, resolver=resolver, network_backend=scene.backend, environ={}) as fetcher:
         response = await fetcher.fetch(f"http://{NAME}:{scene.port}/page")
     assert resolver.calls == []
@@ -199,7 +199,7 @@ async def test_an_ipv6_vetted_address_is_bracketed_in_the_request_line() -> None
     with QuickOrigin("::1") as origin, RebindingDNS() as dns, ForwardProxy(PROXY, dns.address) as proxy:
         origin.serve("/page", ALLOWED_PAGE)
         resolver = StubResolver({"six.test": [["::1"]]})
-        settings = Settings(proxy=proxy.url, allow_cidrs=(ip_network("::1/128"),), timeout=5.0)
+        settings = FetchConfig(proxy=proxy.url, allow_cidrs=(ip_network("::1/128"),), timeout=5.0)
         backend = GuardBackend(permitted=(PROXY,))
         async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
             response = await fetcher.fetch(f"http://six.test:{origin.port}/page")
@@ -273,7 +273,7 @@ async def test_proxy_credentials_still_go_to_the_proxy(
     ):
         origin.serve("/page", ALLOWED_PAGE)
         with_credentials = proxy.url.replace("http://", "http://user:s%3Acret@")
-        settings = Settings(proxy=with_credentials, allow_cidrs=ONLY_ALLOWED, timeout=5.0)
+        settings = FetchConfig(proxy=with_credentials, allow_cidrs=ONLY_ALLOWED, timeout=5.0)
         backend = GuardBackend(permitted=(PROXY,))
         resolver = DNSResolver(dns.address)
         async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:

@@ -20,12 +20,12 @@ from mcp_server_web.config import (
     KNOWN_PROVIDERS,
     OPTIONS,
     OPTIONS_BY_ATTR,
-    ConfigError,
     Settings,
     add_setting_flags,
     check_exposure,
     settings_from_namespace,
 )
+from mcp_server_web.errors import ConfigError
 
 logger = logging.getLogger("mcp_server_web")
 

@@ -20,7 +20,8 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from mcp_server_web import __version__
-from mcp_server_web.config import KNOWN_PROVIDERS, ConfigError, Settings
+from mcp_server_web.config import KNOWN_PROVIDERS, Settings
+from mcp_server_web.errors import ConfigError
 from mcp_server_web.server.app import build_server
 from mcp_server_web.server.boundary import split_fence, unfenced
 from mcp_server_web.server.schemas import FETCH_MAX_LENGTH_LIMIT

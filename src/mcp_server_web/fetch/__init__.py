@@ -8,12 +8,12 @@ not import the conversion stack (lxml, readability, trafilatura): that is loaded
 conversion workers only.
 """
 
+from mcp_server_web.fetch.config import DEFAULT_USER_AGENT, ROBOTS_TOKEN, FetchConfig
 from mcp_server_web.fetch.doc.charset import decode_text, without_controls
 from mcp_server_web.fetch.doc.sniff import ContentKind, classify, valid_media_type
 from mcp_server_web.fetch.net.client import CONTROLLED_HEADERS, REDIRECT_STATUSES, Fetcher
 from mcp_server_web.fetch.net.decode import ACCEPT_ENCODING, BodyDecoder, describe_size, too_large
 from mcp_server_web.fetch.net.guard import MAX_URL_LENGTH, Resolver, parse_url
-from mcp_server_web.fetch.pages import continuation_footer
 from mcp_server_web.fetch.service import CONVERSION_JOB, FetchService
 from mcp_server_web.fetch.types import OUTPUT_FORMATS, SNAPSHOT_LENGTH, FetchResponse
 from mcp_server_web.fetch.workers import ConversionPool, PoolStatus
@@ -22,20 +22,22 @@ __all__ = [
     "ACCEPT_ENCODING",
     "CONTROLLED_HEADERS",
     "CONVERSION_JOB",
+    "DEFAULT_USER_AGENT",
     "MAX_URL_LENGTH",
     "OUTPUT_FORMATS",
     "REDIRECT_STATUSES",
+    "ROBOTS_TOKEN",
     "SNAPSHOT_LENGTH",
     "BodyDecoder",
     "ContentKind",
     "ConversionPool",
+    "FetchConfig",
     "FetchResponse",
     "FetchService",
     "Fetcher",
     "PoolStatus",
     "Resolver",
     "classify",
-    "continuation_footer",
     "decode_text",
     "describe_size",
     "parse_url",

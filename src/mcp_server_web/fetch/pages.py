@@ -58,23 +58,3 @@ def _clean_cut(document: str, start: int, end: int) -> int:
         if found != -1:
             return found + len(boundary)
     return end
-
-
-def continuation_footer(page: Page, snapshot: str | None = None) -> str:
-    """The one line appended to a page's text that tells the model how to read on.
-
-    snapshot names the version of the document the page was cut from: passed back with the next
-    start_index, it keeps the pages of one reading from one version.
-    """
-    if page.start_index >= page.total_length and page.total_length > 0:
-        return (
-            f"[start_index {page.start_index} is past the end of this document "
-            f"({page.total_length} characters); use a smaller start_index.]"
-        )
-    if page.next_start_index is None:
-        return ""
-    snapshot_argument = f" and snapshot={snapshot}" if snapshot else ""
-    return (
-        f"[{page.remaining} more characters of {page.total_length}. "
-        f"Call web_fetch again with start_index={page.next_start_index}{snapshot_argument} to continue.]"
-    )

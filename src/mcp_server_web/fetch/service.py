@@ -21,7 +21,6 @@ from http import HTTPStatus
 
 import anyio
 
-from mcp_server_web.config import Settings
 from mcp_server_web.errors import (
     ChallengePage,
     ExtractionFailed,
@@ -29,6 +28,7 @@ from mcp_server_web.errors import (
     InvalidArgument,
     SnapshotExpired,
 )
+from mcp_server_web.fetch.config import FetchConfig
 from mcp_server_web.fetch.doc.challenge import detect_challenge
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.fetch.net.guard import parse_url
@@ -49,7 +49,7 @@ _DOWNLOAD_SHARE = 0.8
 CONVERSION_JOB = "mcp_server_web.fetch.snapshot:convert_identified"
 # A PDF gets at most this share of the fetch time limit for its text extraction.
 _PDF_TIME_SHARE = 0.5
-# MCP_WEB_CACHE_MAX_MB bounds all the fetch path caches together: robots.txt rules get this
+# FetchConfig.cache_max_bytes bounds all the fetch path caches together: robots.txt rules get this
 # fraction of it (when robots.txt is obeyed), responses and documents the rest.
 ROBOTS_CACHE_SHARE = 1 / 8
 
@@ -70,7 +70,7 @@ class FetchService:
 
     def __init__(
         self,
-        settings: Settings,
+        config: FetchConfig,
         fetcher: Fetcher,
         converters: ConversionPool,
         state: StateBackend | None = None,
@@ -78,19 +78,23 @@ class FetchService:
         """state is where documents, responses and robots.txt rules are kept (this process's
         memory unless the composition root passes another backend)."""
         state = MemoryState() if state is None else state
-        self._settings = settings
+        self._config = config
         self._fetcher = fetcher
         self._converters = converters
-        robots_bytes = int(settings.cache_max_bytes * ROBOTS_CACHE_SHARE) if settings.respect_robots else 0
+        robots_bytes = int(config.cache_max_bytes * ROBOTS_CACHE_SHARE) if config.respect_robots else 0
         self._robots = (
             RobotsPolicy(
-                fetcher, timeout=min(ROBOTS_TIMEOUT, settings.timeout), max_bytes=robots_bytes, state=state
+                fetcher,
+                token=config.robots_token,
+                timeout=min(ROBOTS_TIMEOUT, config.timeout),
+                max_bytes=robots_bytes,
+                state=state,
             )
-            if settings.respect_robots
+            if config.respect_robots
             else None
         )
         self._cache = state.store(
-            "fetch", ttl=settings.cache_ttl, max_bytes=settings.cache_max_bytes - robots_bytes
+            "fetch", ttl=config.cache_ttl, max_bytes=config.cache_max_bytes - robots_bytes
         )
         self._downloads = state.flight("fetch.downloads")
         self._conversions = state.flight("fetch.conversions")
@@ -137,7 +141,7 @@ class FetchService:
             raise SnapshotExpired(
                 f"snapshot {snapshot} of {canonical} is no longer available (its cached copy expired or "
                 "was evicted and the page has changed since, or it was taken with another url, format or "
-                "main_content); call web_fetch again with start_index=0 and without snapshot to read the "
+                "main_content); fetch it again with start_index=0 and without snapshot to read the "
                 "current version from the start."
             )
         return FetchedPage(document, slice_page(document.text, start_index, max_length), cached)
@@ -176,18 +180,19 @@ class FetchService:
         try:
             # Past the limit (or when the caller goes away) the worker process is killed: a
             # pathological page costs at most this long, then nothing.
-            with anyio.fail_after(self._settings.timeout):
+            with anyio.fail_after(self._config.timeout):
                 outcome: tuple[Converted, str] = await self._converters.run(
                     CONVERSION_JOB,
                     response,
                     output_format=output_format,
                     main_content=main_content,
-                    pdf_max_pages=self._settings.pdf_max_pages,
-                    pdf_time_budget=self._settings.timeout * _PDF_TIME_SHARE,
+                    pdf_max_pages=self._config.pdf_max_pages,
+                    pdf_time_budget=self._config.timeout * _PDF_TIME_SHARE,
                 )
         except TimeoutError:
             raise ExtractionFailed(
-                f"converting {response.final_url} took longer than {self._settings.timeout:g} seconds."
+                f"converting {response.final_url} took longer than {self._config.timeout:g} seconds.",
+                parameters=("timeout",),
             ) from None
         converted, snapshot = outcome
         document = Document(

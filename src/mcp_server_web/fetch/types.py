@@ -75,7 +75,7 @@ class Document:
     """Names this version of the document (SNAPSHOT_LENGTH hex digits, derived from its content):
     the pages a caller reads with one snapshot id all come from this one text."""
     fetched_at: str = ""
-    """When this version was converted (from a download at most MCP_WEB_CACHE_TTL older), ISO 8601 UTC."""
+    """When this version was converted (from a download at most FetchConfig.cache_ttl older), ISO 8601 UTC."""
 
     @property
     def total_length(self) -> int:

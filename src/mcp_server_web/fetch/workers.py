@@ -294,8 +294,8 @@ class ConversionPool:
         if over_limit:
             raise TooLarge(
                 f"converting this page needs more than {self.memory_limit // (1024 * 1024)} MB of memory, "
-                "the limit for one page (MCP_WEB_CONVERSION_MAX_MB); main_content=false or format=text "
-                "may need less."
+                "the memory_limit for one page.",
+                parameters=("memory_limit",),
             )
         if not outcome:
             raise ExtractionFailed("the converter stopped while reading this page.")

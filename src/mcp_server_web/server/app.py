@@ -19,6 +19,7 @@ from mcp_server_web.config import Settings
 from mcp_server_web.fetch import CONVERSION_JOB, ConversionPool, Fetcher, FetchService, Resolver
 from mcp_server_web.providers import LazyChain
 from mcp_server_web.server import tools
+from mcp_server_web.server.compose import fetch_config
 from mcp_server_web.server.http_request import HTTP_REQUEST_TOOL
 from mcp_server_web.server.middleware import ConcurrencyLimit, ToolSelection
 from mcp_server_web.server.services import Services
@@ -79,11 +80,12 @@ def build_server(
 ) -> MCPServer[Services]:
     """The MCP server for these settings. resolver and network_backend are for tests."""
     converters = conversion_pool(settings)
+    fetching = fetch_config(settings)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Services]) -> AsyncIterator[Services]:
         async with (
-            Fetcher(settings, resolver=resolver, network_backend=network_backend) as fetcher,
+            Fetcher(fetching, resolver=resolver, network_backend=network_backend) as fetcher,
             provider_http_client(settings) as provider_http,
             anyio.create_task_group() as background,
         ):
@@ -98,7 +100,7 @@ def build_server(
                 yield Services(
                     settings=settings,
                     fetcher=fetcher,
-                    fetch=FetchService(settings, fetcher, converters, state),
+                    fetch=FetchService(fetching, fetcher, converters, state),
                     search=search,
                 )
             finally:

@@ -14,15 +14,16 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from functools import wraps
-from typing import Annotated, Any, ParamSpec
+from typing import Annotated, Any, ParamSpec, Protocol
 
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 
 from mcp_server_web.config import KNOWN_PROVIDERS
 from mcp_server_web.errors import InvalidArgument, InvalidURL, WebToolError
-from mcp_server_web.fetch import MAX_URL_LENGTH, OUTPUT_FORMATS, SNAPSHOT_LENGTH, continuation_footer
+from mcp_server_web.fetch import MAX_URL_LENGTH, OUTPUT_FORMATS, SNAPSHOT_LENGTH
 from mcp_server_web.providers import TIME_RANGES, TOPICS, SearchQuery, SearchResult
+from mcp_server_web.server.advice import advised
 from mcp_server_web.server.arguments import as_bool, as_choice, as_domains, as_int, as_text
 from mcp_server_web.server.boundary import fence, one_line
 from mcp_server_web.server.schemas import (
@@ -61,7 +62,7 @@ page chose (the id of a script its text was recovered from)."""
 
 def error_result(error: WebToolError) -> CallToolResult:
     return CallToolResult(
-        content=[TextContent(type="text", text=one_line(str(error), ERROR_TEXT_LIMIT))], is_error=True
+        content=[TextContent(type="text", text=one_line(advised(error), ERROR_TEXT_LIMIT))], is_error=True
     )
 
 
@@ -89,6 +90,39 @@ def reports_errors(tool: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, 
             )
 
     return run
+
+
+class PageSlice(Protocol):
+    """Where one page of a document sits in it (what FetchService's pages tell)."""
+
+    @property
+    def start_index(self) -> int: ...
+    @property
+    def total_length(self) -> int: ...
+    @property
+    def next_start_index(self) -> int | None: ...
+    @property
+    def remaining(self) -> int: ...
+
+
+def continuation_footer(page: PageSlice, snapshot: str | None = None) -> str:
+    """The one line appended to a page's text that tells the model how to read on.
+
+    snapshot names the version of the document the page was cut from: passed back with the next
+    start_index, it keeps the pages of one reading from one version.
+    """
+    if page.start_index >= page.total_length and page.total_length > 0:
+        return (
+            f"[start_index {page.start_index} is past the end of this document "
+            f"({page.total_length} characters); use a smaller start_index.]"
+        )
+    if page.next_start_index is None:
+        return ""
+    snapshot_argument = f" and snapshot={snapshot}" if snapshot else ""
+    return (
+        f"[{page.remaining} more characters of {page.total_length}. "
+        f"Call web_fetch again with start_index={page.next_start_index}{snapshot_argument} to continue.]"
+    )
 
 
 _SNAPSHOT = re.compile(f"[0-9a-f]{{{SNAPSHOT_LENGTH}}}")

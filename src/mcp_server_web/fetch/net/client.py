@@ -21,8 +21,8 @@ import anyio
 import httpcore
 import httpx
 
-from mcp_server_web.config import Settings
 from mcp_server_web.errors import FetchTimeout, HTTPStatusError, InvalidArgument
+from mcp_server_web.fetch.config import FetchConfig
 from mcp_server_web.fetch.doc.sniff import valid_media_type
 from mcp_server_web.fetch.net.decode import ACCEPT_ENCODING, BodyDecoder, too_large
 from mcp_server_web.fetch.net.guard import (
@@ -87,37 +87,41 @@ _BODY_HEADERS = frozenset({"content-type", "content-encoding", "content-language
 
 
 class Fetcher:
-    """Fetches URLs under the address policy, the size cap and the time limit of the settings.
+    """Fetches URLs under the address policy, the size cap and the time limit of its FetchConfig.
 
-    Use as ``async with Fetcher(settings) as fetcher`` (or call ``aclose()``). ``resolver`` and
+    Use as ``async with Fetcher(FetchConfig()) as fetcher`` (or call ``aclose()``). ``resolver`` and
     ``network_backend`` are for tests; ``environ`` stands in for os.environ when reading the
     standard proxy variables.
     """
 
     def __init__(
         self,
-        settings: Settings,
+        config: FetchConfig,
         *,
         resolver: Resolver | None = None,
         network_backend: httpcore.AsyncNetworkBackend | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        self._settings = settings
-        self._policy = AddressPolicy.from_settings(settings)
+        self._config = config
+        self._policy = AddressPolicy(allow_private=config.allow_private, allow_cidrs=config.allow_cidrs)
         self._resolver = resolver or SystemResolver()
         self._transport = GuardedTransport(
             policy=self._policy,
             resolver=self._resolver,
             backend=network_backend or httpcore.AnyIOBackend(),
-            routes=ProxyRoutes.from_settings(settings, environ),
+            routes=ProxyRoutes.configured(config.proxy, environ),
         )
         self._client = httpx.AsyncClient(
             transport=self._transport,
             follow_redirects=False,  # we follow them, re-vetting every hop
             trust_env=False,  # proxies are routed above; no .netrc or other ambient state
             cookies=_refuse_all_cookies(),  # one agent's fetches must not leak state into another's
-            headers={"User-Agent": settings.user_agent},
+            headers={"User-Agent": config.user_agent},
         )
+
+    @property
+    def config(self) -> FetchConfig:
+        return self._config
 
     @property
     def policy(self) -> AddressPolicy:
@@ -154,17 +158,17 @@ class Fetcher:
         """Request url, following up to 5 redirects, and return the complete decoded response.
 
         Any status is returned (4xx/5xx included); failures to get a response raise typed errors:
-        InvalidURL, BlockedAddress, FetchTimeout (``timeout`` seconds, default MCP_WEB_TIMEOUT,
+        InvalidURL, BlockedAddress, FetchTimeout (``timeout`` seconds, default the config's,
         for everything including redirects), TooLarge (body over ``max_bytes`` after
-        decompression, default MCP_WEB_MAX_RESPONSE_MB; with ``truncate=True`` the body is cut
+        decompression, default the config's ``max_response_bytes``; with ``truncate=True`` the body is cut
         there instead), HTTPStatusError (cannot connect, broken redirect, bad encoding).
         A redirect to another origin carries only the headers of _CROSS_ORIGIN_HEADERS, and one
         that would resend a body to another origin is returned as the answer, unfollowed.
         ``hop_check`` is awaited with every URL before it is requested; literal IP hosts have
         been vetted by then, host names are vetted when the connection is opened.
         """
-        limit = self._settings.timeout if timeout is None else timeout
-        cap = self._settings.max_response_bytes if max_bytes is None else max_bytes
+        limit = self._config.timeout if timeout is None else timeout
+        cap = self._config.max_response_bytes if max_bytes is None else max_bytes
         start = parse_url(url)
         logger.debug("fetch %s %s", method, start)
         try:
@@ -183,8 +187,7 @@ class Fetcher:
                 )
         except TimeoutError:
             raise FetchTimeout(
-                f"fetching {start} took longer than the {limit:g}-second limit; "
-                "raise MCP_WEB_TIMEOUT to allow slower sites."
+                f"fetching {start} took longer than the {limit:g}-second limit.", parameters=("timeout",)
             ) from None
 
     async def _follow(
@@ -329,8 +332,7 @@ def _translate_errors(url: httpx.URL, limit: float) -> Iterator[None]:
         ) from None
     except httpx.TimeoutException:
         raise FetchTimeout(
-            f"{where} did not answer within the {limit:g}-second limit; "
-            "raise MCP_WEB_TIMEOUT to allow slower sites."
+            f"{where} did not answer within the {limit:g}-second limit.", parameters=("timeout",)
         ) from None
     except httpx.ConnectError as exc:
         raise HTTPStatusError(f"could not connect to {where}: {_reason(exc)}.") from None

@@ -44,8 +44,8 @@ def describe_size(size: int) -> str:
 def too_large(cap: int) -> TooLarge:
     """The error for a body over the cap; one wording for the raw and the decoded checks."""
     return TooLarge(
-        f"the response body is larger than the {describe_size(cap)} limit; "
-        "raise MCP_WEB_MAX_RESPONSE_MB to allow larger responses."
+        f"the response body is larger than the {describe_size(cap)} limit.",
+        parameters=("max_response_bytes",),
     )
 
 

@@ -33,7 +33,6 @@ import anyio
 import httpx
 import idna
 
-from mcp_server_web.config import Settings
 from mcp_server_web.errors import BlockedAddress, HTTPStatusError, InvalidURL
 
 logger = logging.getLogger(__name__)
@@ -515,10 +514,6 @@ class AddressPolicy:
         self.allow_private = allow_private
         self.allow_cidrs: tuple[IPNetwork, ...] = tuple(allow_cidrs)
 
-    @classmethod
-    def from_settings(cls, settings: Settings) -> AddressPolicy:
-        return cls(allow_private=settings.allow_private, allow_cidrs=settings.allow_cidrs)
-
     def _listed(self, address: IPAddress) -> bool:
         return any(address.version == net.version and address in net for net in self.allow_cidrs)
 
@@ -583,7 +578,8 @@ class AddressPolicy:
         which = "" if shown == listed else f" (it is under {listed})"
         raise BlockedAddress(
             f"refusing to connect to {shown}: it is a cloud metadata endpoint name{which}, refused "
-            "without looking it up. Only MCP_WEB_ALLOW_PRIVATE=true allows it."
+            "without looking it up.",
+            parameters=("allow_private",),
         )
 
     def check(self, address: IPAddress, host: str | None = None) -> None:
@@ -594,8 +590,8 @@ class AddressPolicy:
         shown = _display(address)
         about = f" (host {host})" if host and literal_ip(host) != address else ""
         raise BlockedAddress(
-            f"refusing to connect to {shown}{about}: it is {_article(rule)} {rule}. "
-            "Set MCP_WEB_ALLOW_PRIVATE=true, or add the range to MCP_WEB_ALLOW_CIDRS, to allow it."
+            f"refusing to connect to {shown}{about}: it is {_article(rule)} {rule}.",
+            parameters=("allow_private", "allow_cidrs"),
         )
 
 

@@ -12,7 +12,7 @@ sends the address carried by the request's ``PINNED_ADDRESS`` extension instead:
 
 Connections stay keyed by the request's origin (scheme, NAME, port): a tunnel whose TLS session
 was verified for one name never carries a request for another name at the same address.
-A pool built with ``pinned=False`` (MCP_WEB_ALLOW_PRIVATE=true, where nothing is vetted) hands
+A pool built with ``pinned=False`` (``allow_private``, where nothing is vetted) hands
 the proxy the name, as httpcore's proxy does; a pinned pool refuses a request that carries no
 address rather than fall back to the name. HTTP/1.1 only, like the rest of the fetcher.
 """

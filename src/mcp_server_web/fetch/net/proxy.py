@@ -1,4 +1,4 @@
-"""Which outbound proxy, if any, a URL goes through (MCP_WEB_PROXY, the standard variables, NO_PROXY)."""
+"""Which outbound proxy, if any, a URL goes through (the configured one, the standard variables, NO_PROXY)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from collections.abc import Iterable, Mapping
 
 import httpx
 
-from mcp_server_web.config import Settings
 from mcp_server_web.fetch.net.guard import literal_ip
 
 
@@ -19,12 +18,12 @@ def _env(environ: Mapping[str, str], name: str) -> str | None:
 
 
 class ProxyRoutes:
-    """Which proxy, if any, a URL goes through: MCP_WEB_PROXY, else the standard variables.
+    """Which proxy, if any, a URL goes through: the configured one, else the standard variables.
 
-    MCP_WEB_PROXY applies to http and https; otherwise HTTP_PROXY / HTTPS_PROXY (falling back to
-    ALL_PROXY) per scheme. NO_PROXY is honoured in both cases: "*", host names (matching
-    sub-domains, with or without a leading dot) and IP addresses or CIDR ranges; a ":port"
-    suffix on an entry is ignored.
+    A configured proxy (FetchConfig.proxy) applies to http and https; otherwise HTTP_PROXY /
+    HTTPS_PROXY (falling back to ALL_PROXY) per scheme. NO_PROXY is honoured in both cases: "*",
+    host names (matching sub-domains, with or without a leading dot) and IP addresses or CIDR
+    ranges; a ":port" suffix on an entry is ignored.
     """
 
     def __init__(
@@ -34,11 +33,12 @@ class ProxyRoutes:
         self.no_proxy = tuple(entry for entry in (_no_proxy_entry(raw) for raw in no_proxy) if entry)
 
     @classmethod
-    def from_settings(cls, settings: Settings, environ: Mapping[str, str] | None = None) -> ProxyRoutes:
+    def configured(cls, proxy: str | None, environ: Mapping[str, str] | None = None) -> ProxyRoutes:
+        """``proxy`` for both schemes when given, else the standard variables of ``environ``."""
         environ = os.environ if environ is None else environ
         no_proxy = (_env(environ, "NO_PROXY") or "").split(",")
-        if settings.proxy:
-            return cls(settings.proxy, settings.proxy, no_proxy)
+        if proxy:
+            return cls(proxy, proxy, no_proxy)
         fallback = _env(environ, "ALL_PROXY")
         return cls(
             _env(environ, "HTTP_PROXY") or fallback,

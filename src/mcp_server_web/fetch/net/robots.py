@@ -27,7 +27,6 @@ from urllib.parse import unquote, urlsplit
 import anyio
 from protego import Protego
 
-from mcp_server_web.config import ROBOTS_TOKEN
 from mcp_server_web.errors import (
     BlockedAddress,
     FetchTimeout,
@@ -35,6 +34,7 @@ from mcp_server_web.errors import (
     InvalidURL,
     RobotsDisallowed,
 )
+from mcp_server_web.fetch.config import ROBOTS_TOKEN
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.state import KeyValueStore, MemoryState, StateBackend
 
@@ -51,7 +51,6 @@ ROBOTS_CACHE_BYTES = 16 * 1024 * 1024
 # the robots.txt timeout to fire first, with its own message.
 _SHARE_OF_TIME_LEFT = 0.95
 _MIN_TIMEOUT = 0.01
-_TURN_OFF = "Set MCP_WEB_RESPECT_ROBOTS=false to ignore robots.txt."
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +69,7 @@ class RobotsRules:
         if self.unavailable_reason is not None:
             return (
                 f"{self.robots_url} could not be read ({self.unavailable_reason}); RFC 9309 says to treat an "
-                f"unreachable robots.txt as disallowing everything. {_TURN_OFF}"
+                f"unreachable robots.txt as disallowing everything."
             )
         if self.parser is None or self.parser.can_fetch(url, token):
             return None
@@ -79,7 +78,7 @@ class RobotsRules:
         if rule and len(rule) > _QUOTED_RULE_MAX:
             rule = rule[:_QUOTED_RULE_MAX] + "…"  # the site writes it: enough to recognise it
         matched = f" (rule '{rule}')" if rule else ""
-        return f"{self.robots_url} disallows {path} for user agent '{token}'{matched}. {_TURN_OFF}"
+        return f"{self.robots_url} disallows {path} for user agent '{token}'{matched}."
 
 
 def _path_of(url: str) -> str:
@@ -175,7 +174,7 @@ class RobotsPolicy:
             rules = (await self._flights.run(robots_url, lambda: self._load(robots_url)))[0]
         reason = rules.refusal(url, self._token)
         if reason is not None:
-            raise RobotsDisallowed(reason)
+            raise RobotsDisallowed(reason, parameters=("respect_robots",))
 
     async def _load(self, robots_url: str) -> RobotsRules:
         rules, size = await self._download(robots_url)
@@ -201,7 +200,8 @@ class RobotsPolicy:
             # Not cached, like any failure to reach the host: the next call tries again.
             raise FetchTimeout(
                 f"{robots_url} did not answer within {timeout:.3g} seconds (robots.txt is read before "
-                f"a site's first page); raise MCP_WEB_TIMEOUT to allow slower sites. {_TURN_OFF}"
+                "a site's first page).",
+                parameters=("timeout", "respect_robots"),
             ) from None
         except BlockedAddress:
             # The site's own host (or where its robots.txt points) is off limits: that refusal,

@@ -16,8 +16,7 @@ import anyio
 import httpcore
 import httpx
 
-from mcp_server_web.config import ConfigError
-from mcp_server_web.errors import WebToolError
+from mcp_server_web.errors import ConfigError, WebToolError
 from mcp_server_web.fetch.net.guard import AddressPolicy, Resolver, resolve_redirect, vet_host
 from mcp_server_web.fetch.net.pinned_proxy import PINNED_ADDRESS, PinnedProxyPool
 from mcp_server_web.fetch.net.proxy import ProxyRoutes
@@ -149,7 +148,7 @@ class GuardedTransport(httpx.AsyncBaseTransport):
     from the request line, so a name-based virtual host on plain http:// may see the address as
     its Host; https:// is unaffected (Host travels inside the tunnel).
 
-    When MCP_WEB_ALLOW_PRIVATE=true nothing is vetted, so nothing is resolved beforehand: the
+    When the policy allows private addresses nothing is vetted, so nothing is resolved beforehand: the
     proxy is handed the name and resolves it. That also suits setups where only the proxy can
     resolve outside names.
     """

@@ -1,0 +1,51 @@
+"""FetchConfig: what the fetch library needs to know, and nothing about where it came from.
+
+The server builds one from its Settings (server/compose.py); a library caller builds one by hand,
+and ``FetchConfig()`` is a sensible start: public addresses only, robots.txt obeyed, 30 seconds,
+10 MB per response.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from mcp_server_web import __version__
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+DEFAULT_USER_AGENT = (
+    f"mcp-server-web/{__version__} (+https://pypi.org/project/mcp-server-web/; MCP web tools for AI agents)"
+)
+ROBOTS_TOKEN = "mcp-server-web"
+"""The product token matched against robots.txt User-agent lines (RFC 9309 section 2.2.1)."""
+
+_MB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class FetchConfig:
+    """The limits and policy of one Fetcher and the FetchService on top of it."""
+
+    timeout: float = 30.0
+    """Seconds one download may take, robots.txt and redirects included; a conversion gets as
+    long again, and a PDF's text extraction half of it."""
+    max_response_bytes: int = 10 * _MB
+    """Cap on a response body after decompression."""
+    user_agent: str = DEFAULT_USER_AGENT
+    respect_robots: bool = True
+    """Obey robots.txt (read once per origin, before its first page)."""
+    robots_token: str = ROBOTS_TOKEN
+    """The name robots.txt User-agent lines are matched against."""
+    proxy: str | None = None
+    """Outbound proxy for http and https; None falls back to HTTP(S)_PROXY / ALL_PROXY."""
+    allow_private: bool = False
+    """Turn the address policy off: loopback, private and link-local destinations allowed."""
+    allow_cidrs: tuple[IPNetwork, ...] = ()
+    """Ranges allowed although the address policy would refuse them."""
+    cache_max_bytes: int = 128 * _MB
+    """What the documents, responses and robots.txt rules cached together may hold."""
+    cache_ttl: float = 900.0
+    """Seconds a downloaded response and its documents stay cached."""
+    pdf_max_pages: int = 100
+    """PDF pages converted at most."""
