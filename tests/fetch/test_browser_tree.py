@@ -18,7 +18,8 @@ import pytest
 from mcp_server_web.fetch.doc.convert import convert
 from mcp_server_web.fetch.doc.extract import extract_html
 from mcp_server_web.fetch.doc.html_tree import parse_html
-from mcp_server_web.fetch.types import Converted, FetchResponse
+from mcp_server_web.fetch.types import Converted
+from tests.support.responses import response
 
 URL = "https://example.com/garden/pruning"
 SENTENCES = [
@@ -52,20 +53,10 @@ def _document(
 <footer><a href="/about">About</a> <a href="/contact">Contact</a></footer></div></body></html>"""
 
 
-def _response(body: str) -> FetchResponse:
-    return FetchResponse(
-        url=URL,
-        final_url=URL,
-        status=200,
-        headers={"content-type": "text/html; charset=utf-8"},
-        media_type="text/html",
-        charset="utf-8",
-        body=body.encode(),
-    )
-
-
 def _convert(body: str, *, main_content: bool) -> Converted:
-    return convert(_response(body), output_format="markdown", main_content=main_content)
+    return convert(
+        response(body, charset="utf-8", url=URL), output_format="markdown", main_content=main_content
+    )
 
 
 def _plain(markdown: str) -> str:

@@ -14,7 +14,8 @@ from mcp_server_web.errors import ExtractionFailed
 from mcp_server_web.fetch.doc.convert import convert
 from mcp_server_web.fetch.doc.extract import extract_html
 from mcp_server_web.fetch.doc.html_tree import parse_html, text_chars
-from mcp_server_web.fetch.types import Converted, FetchResponse
+from mcp_server_web.fetch.types import Converted
+from tests.support.responses import response
 
 URL = "https://example.com/notes/page"
 TAIL = (
@@ -51,20 +52,8 @@ def _words(text: str) -> int:
     return len(re.findall(r"\w+", text))
 
 
-def _response(body: str) -> FetchResponse:
-    return FetchResponse(
-        url=URL,
-        final_url=URL,
-        status=200,
-        headers={"content-type": "text/html; charset=utf-8"},
-        media_type="text/html",
-        charset="utf-8",
-        body=body.encode(),
-    )
-
-
 def _convert(body: str) -> Converted:
-    return convert(_response(body), output_format="markdown", main_content=True)
+    return convert(response(body, charset="utf-8", url=URL), output_format="markdown", main_content=True)
 
 
 # --- point 2: repeated text must not eat the article --------------------------------------------

@@ -21,36 +21,13 @@ from mcp_server_web.fetch.doc.challenge import detect_challenge
 from mcp_server_web.fetch.doc.convert import convert
 from mcp_server_web.fetch.doc.sniff import ContentKind, classify
 from mcp_server_web.fetch.types import Converted, FetchResponse, OutputFormat
+from tests.support.responses import response
 
 URL = "https://example.com/docs/page"
 PARAGRAPH = (
     "Rivers carry sediment downstream, cutting into rock over thousands of years. Erosion and "
     "deposition work together to shape the valley floor, meander by meander."
 )
-
-
-def response(
-    body: bytes | str,
-    media_type: str = "text/html",
-    charset: str | None = None,
-    *,
-    status: int = 200,
-    headers: dict[str, str] | None = None,
-    url: str = URL,
-) -> FetchResponse:
-    data = body.encode() if isinstance(body, str) else body
-    content_type = media_type + (f"; charset={charset}" if charset else "")
-    all_headers = {"content-type": content_type} if media_type else {}
-    all_headers.update(headers or {})
-    return FetchResponse(
-        url=url,
-        final_url=url,
-        status=status,
-        headers=all_headers,
-        media_type=media_type,
-        charset=charset,
-        body=data,
-    )
 
 
 def run(

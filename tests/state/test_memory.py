@@ -63,35 +63,3 @@ async def test_single_flight_shares_work_and_errors() -> None:
     assert len(errors) == 2
     # Errors are not remembered: the next call does the work again.
     assert (await flight.run("e", work))[0] == 42
-
-
-async def test_cancelled_leader_hands_work_to_a_waiter() -> None:
-    flight = MemoryState().flight("work")
-    started = anyio.Event()
-    runs = 0
-
-    async def slow() -> str:
-        nonlocal runs
-        runs += 1
-        started.set()
-        await anyio.sleep(0.2)
-        return "done"
-
-    leader_scope = anyio.CancelScope()
-    outcome: list[str] = []
-
-    async def leader() -> None:
-        with leader_scope:
-            await flight.run("k", slow)
-
-    async def waiter() -> None:
-        outcome.append((await flight.run("k", slow))[0])
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(leader)
-        await started.wait()
-        tg.start_soon(waiter)
-        await anyio.sleep(0.05)
-        leader_scope.cancel()
-    # The waiter was not failed by the leader's cancellation: it ran the work itself.
-    assert outcome == ["done"] and runs == 2
