@@ -478,7 +478,7 @@ async def test_proxy_from_environment_respects_no_proxy(backend: GuardBackend, o
 
 
 def test_proxy_routes_choose_by_scheme_and_no_proxy() -> None:
-    from mcp_server_web.fetch.net.guard import parse_url
+    from mcp_server_web.fetch.net.urls import parse_url
 
     routes = ProxyRoutes.configured(
         None,

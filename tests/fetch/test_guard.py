@@ -12,17 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_server_web.errors import BlockedAddress, HTTPStatusError, InvalidURL
-from mcp_server_web.fetch.net import guard
-from mcp_server_web.fetch.net.guard import (
-    MAX_URL_LENGTH,
-    AddressPolicy,
-    HiddenAddress,
-    SystemResolver,
-    literal_ip,
-    parse_url,
-    resolve_redirect,
-    vet_host,
-)
+from mcp_server_web.fetch.net import addresses, resolution
+from mcp_server_web.fetch.net.addresses import AddressPolicy, literal_ip
+from mcp_server_web.fetch.net.resolution import SystemResolver, vet_host
+from mcp_server_web.fetch.net.urls import MAX_URL_LENGTH, HiddenAddress, parse_url, resolve_redirect
 from tests.security.test_address_policy import LITERAL, NAMED, Attack
 from tests.support.netguard import StubResolver
 
@@ -52,7 +45,7 @@ async def test_vet_host_refuses_names_resolving_to_refused_addresses(attack: Att
         await vet_host(attack.name, 80, resolver, AddressPolicy())
     message = caught.value.message
     assert attack.rule in message
-    if guard.metadata_name(attack.name) is not None:
+    if addresses.metadata_name(attack.name) is not None:
         # Refused by name, before the resolver is asked; no CIDR can allow a name.
         assert resolver.calls == []
         assert f"refusing to connect to {attack.name.rstrip('.')}: " in message
@@ -384,7 +377,7 @@ async def test_system_resolver_dedupes_and_keeps_order(monkeypatch: pytest.Monke
             (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port)),
         ]
 
-    monkeypatch.setattr(guard.anyio, "getaddrinfo", fake_getaddrinfo)
+    monkeypatch.setattr(resolution.anyio, "getaddrinfo", fake_getaddrinfo)
     assert await SystemResolver().resolve("example.test", 443) == [
         ip_address("2606:4700::1111"),
         ip_address("93.184.216.34"),
@@ -397,7 +390,7 @@ async def test_system_resolver_failure_is_an_http_error_without_status(
     async def failing_getaddrinfo(host: str, port: int, **_: object) -> list[tuple]:
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
-    monkeypatch.setattr(guard.anyio, "getaddrinfo", failing_getaddrinfo)
+    monkeypatch.setattr(resolution.anyio, "getaddrinfo", failing_getaddrinfo)
     with pytest.raises(HTTPStatusError) as caught:
         await SystemResolver().resolve("nowhere.test", 80)
     assert caught.value.status is None

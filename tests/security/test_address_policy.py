@@ -37,8 +37,9 @@ from mcp import Client
 from mcp_server_web.config import Settings
 from mcp_server_web.errors import BlockedAddress, WebToolError
 from mcp_server_web.fetch import FetchConfig
+from mcp_server_web.fetch.net.addresses import literal_ip, metadata_name
 from mcp_server_web.fetch.net.client import REDIRECT_STATUSES, Fetcher
-from mcp_server_web.fetch.net.guard import HiddenAddress, literal_ip, metadata_name, parse_url
+from mcp_server_web.fetch.net.urls import HiddenAddress, parse_url
 from mcp_server_web.server.app import build_server
 from mcp_server_web.server.http_request import HTTP_METHODS
 from tests.server.conftest import error_code, text_of

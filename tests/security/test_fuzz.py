@@ -41,14 +41,9 @@ from hypothesis import strategies as st
 from mcp_server_web.errors import BlockedAddress, InvalidURL, WebToolError
 from mcp_server_web.fetch.doc.convert import convert
 from mcp_server_web.fetch.doc.extract import extract_html, main_content
-from mcp_server_web.fetch.net.guard import (
-    CLOUD_METADATA,
-    AddressPolicy,
-    literal_ip,
-    parse_url,
-    resolve_redirect,
-    vet_host,
-)
+from mcp_server_web.fetch.net.addresses import CLOUD_METADATA, AddressPolicy, literal_ip
+from mcp_server_web.fetch.net.resolution import vet_host
+from mcp_server_web.fetch.net.urls import parse_url, resolve_redirect
 from mcp_server_web.fetch.pages import slice_page
 from mcp_server_web.fetch.types import OUTPUT_FORMATS, Converted, FetchResponse, OutputFormat
 from mcp_server_web.server.tools import continuation_footer

@@ -21,7 +21,7 @@ from mcp import Client
 
 from mcp_server_web.errors import BlockedAddress
 from mcp_server_web.fetch import FetchConfig
-from mcp_server_web.fetch.net import guard
+from mcp_server_web.fetch.net import addresses
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.server.app import build_server
 from tests.server.conftest import error_code, make_settings, text_of
@@ -70,7 +70,7 @@ def _resolver(*names: str) -> StubResolver:
 
 
 def test_the_documented_names_are_declared() -> None:
-    assert set(DOCUMENTED) <= guard.CLOUD_METADATA_NAMES
+    assert set(DOCUMENTED) <= addresses.CLOUD_METADATA_NAMES
 
 
 @pytest.mark.parametrize(("host", "listed"), SPELLINGS, ids=[host for host, _ in SPELLINGS])

@@ -8,15 +8,17 @@ not import the conversion stack (lxml, readability, trafilatura): that is loaded
 conversion workers only.
 """
 
-from mcp_server_web.fetch.config import DEFAULT_USER_AGENT, ROBOTS_TOKEN, FetchConfig
+from mcp_server_web.fetch.config import FetchConfig
 from mcp_server_web.fetch.doc.charset import decode_text, without_controls
 from mcp_server_web.fetch.doc.sniff import ContentKind, classify, valid_media_type
 from mcp_server_web.fetch.net.client import CONTROLLED_HEADERS, REDIRECT_STATUSES, Fetcher
 from mcp_server_web.fetch.net.decode import ACCEPT_ENCODING, BodyDecoder, describe_size, too_large
-from mcp_server_web.fetch.net.guard import MAX_URL_LENGTH, Resolver, parse_url
+from mcp_server_web.fetch.net.resolution import Resolver
+from mcp_server_web.fetch.net.urls import MAX_URL_LENGTH, parse_url
 from mcp_server_web.fetch.service import CONVERSION_JOB, FetchService
 from mcp_server_web.fetch.types import OUTPUT_FORMATS, SNAPSHOT_LENGTH, FetchResponse
 from mcp_server_web.fetch.workers import ConversionPool, PoolStatus
+from mcp_server_web.identity import DEFAULT_USER_AGENT, ROBOTS_TOKEN
 
 __all__ = [
     "ACCEPT_ENCODING",

@@ -10,15 +10,10 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
-from mcp_server_web import __version__
+from mcp_server_web.identity import DEFAULT_USER_AGENT, ROBOTS_TOKEN
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
-DEFAULT_USER_AGENT = (
-    f"mcp-server-web/{__version__} (+https://pypi.org/project/mcp-server-web/; MCP web tools for AI agents)"
-)
-ROBOTS_TOKEN = "mcp-server-web"
-"""The product token matched against robots.txt User-agent lines (RFC 9309 section 2.2.1)."""
 
 _MB = 1024 * 1024
 

@@ -31,8 +31,8 @@ from mcp_server_web.errors import (
 from mcp_server_web.fetch.config import FetchConfig
 from mcp_server_web.fetch.doc.challenge import detect_challenge
 from mcp_server_web.fetch.net.client import Fetcher
-from mcp_server_web.fetch.net.guard import parse_url
 from mcp_server_web.fetch.net.robots import ROBOTS_TIMEOUT, RobotsPolicy
+from mcp_server_web.fetch.net.urls import parse_url
 from mcp_server_web.fetch.pages import Page, slice_page
 from mcp_server_web.fetch.types import Converted, Document, FetchResponse, OutputFormat
 from mcp_server_web.fetch.workers import ConversionPool

@@ -24,18 +24,12 @@ import httpx
 from mcp_server_web.errors import FetchTimeout, HTTPStatusError, InvalidArgument
 from mcp_server_web.fetch.config import FetchConfig
 from mcp_server_web.fetch.doc.sniff import valid_media_type
+from mcp_server_web.fetch.net.addresses import AddressPolicy, literal_ip
 from mcp_server_web.fetch.net.decode import ACCEPT_ENCODING, BodyDecoder, too_large
-from mcp_server_web.fetch.net.guard import (
-    AddressPolicy,
-    Resolver,
-    SystemResolver,
-    literal_ip,
-    parse_url,
-    resolve_redirect,
-    vet_host,
-)
 from mcp_server_web.fetch.net.proxy import ProxyRoutes
+from mcp_server_web.fetch.net.resolution import Resolver, SystemResolver, vet_host
 from mcp_server_web.fetch.net.transport import GuardedTransport
+from mcp_server_web.fetch.net.urls import parse_url, resolve_redirect
 from mcp_server_web.fetch.types import DownloadProgress, FetchResponse, HopCheck
 
 logger = logging.getLogger(__name__)

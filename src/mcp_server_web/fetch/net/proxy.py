@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 
 import httpx
 
-from mcp_server_web.fetch.net.guard import literal_ip
+from mcp_server_web.fetch.net.addresses import literal_ip
 
 
 def _env(environ: Mapping[str, str], name: str) -> str | None:

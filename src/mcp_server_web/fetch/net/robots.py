@@ -34,8 +34,8 @@ from mcp_server_web.errors import (
     InvalidURL,
     RobotsDisallowed,
 )
-from mcp_server_web.fetch.config import ROBOTS_TOKEN
 from mcp_server_web.fetch.net.client import Fetcher
+from mcp_server_web.identity import ROBOTS_TOKEN
 from mcp_server_web.state import KeyValueStore, MemoryState, StateBackend
 
 logger = logging.getLogger(__name__)

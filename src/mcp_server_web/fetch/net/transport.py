@@ -17,9 +17,11 @@ import httpcore
 import httpx
 
 from mcp_server_web.errors import ConfigError, WebToolError
-from mcp_server_web.fetch.net.guard import AddressPolicy, Resolver, resolve_redirect, vet_host
+from mcp_server_web.fetch.net.addresses import AddressPolicy
 from mcp_server_web.fetch.net.pinned_proxy import PINNED_ADDRESS, PinnedProxyPool
 from mcp_server_web.fetch.net.proxy import ProxyRoutes
+from mcp_server_web.fetch.net.resolution import Resolver, vet_host
+from mcp_server_web.fetch.net.urls import resolve_redirect
 
 
 class PinnedBackend(httpcore.AsyncNetworkBackend):
