@@ -91,8 +91,8 @@ def _convert(
 
     if kind is ContentKind.BINARY:
         raise UnsupportedContentType(
-            f"{_described(response, media_type)} is not text; web_fetch returns text and cannot "
-            "read images, archives or other binary files."
+            f"{_described(response, media_type)} is not text; pages are read as text, and this "
+            "cannot read images, archives or other binary files."
         )
     if not response.body.strip():
         raise ExtractionFailed(
@@ -125,7 +125,7 @@ def _convert(
         if not result.text.strip():
             raise ExtractionFailed(
                 f"{response.final_url} has no readable text in its HTML; its content is probably "
-                "built by JavaScript in the browser, which web_fetch does not run."
+                "built by JavaScript in the browser, and scripts are not run here."
             )
         return Converted(
             text=result.text,
@@ -176,8 +176,8 @@ def _script_rendered(
     if shell.is_shell and extracted.strip():
         warning = (
             "This page looks like an empty shell rendered by JavaScript (a mount point, "
-            f"{shell.script_chars} characters of script, {shell.visible_chars} of text); web_fetch does not "
-            "run scripts, so the text below is probably incomplete."
+            f"{shell.script_chars} characters of script, {shell.visible_chars} of text); scripts are not "
+            "run here, so the text below is probably incomplete."
         )
         return Converted(text=extracted, title=title, content_type=media_type, warnings=(warning,))
     return None

@@ -1,6 +1,6 @@
 """Pages that are empty shells rendered by JavaScript, and the text they carry anyway.
 
-web_fetch does not run JavaScript. Many such pages still ship their content inside the HTML as
+The fetch library does not run JavaScript. Many such pages still ship their content inside the HTML as
 data: JSON-LD (`articleBody`, `text`, `description`), Next.js `__NEXT_DATA__`, Nuxt `__NUXT_DATA__`,
 and similar JSON blobs. This module recognises a shell (a mount point, a lot of script, little
 visible text) and recovers the longest prose from that data, so the model gets the article

@@ -157,8 +157,8 @@ def _sliver_warning(reading: _Reading, visible: int) -> tuple[str, ...]:
     share = 100 * reading.kept_chars / visible
     return (
         f"The main content kept is only {share:.0f}% of the page's visible text ({reading.kept_chars:,} "
-        f"of {visible:,} characters), and which part is the main content was unclear; call web_fetch "
-        "again with main_content=false for the whole page.",
+        f"of {visible:,} characters), and which part is the main content was unclear; fetching it "
+        "again with main_content=false returns the whole page.",
     )
 
 

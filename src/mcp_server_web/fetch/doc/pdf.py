@@ -165,7 +165,7 @@ def pdf_to_text(
                 "No text could be read from the PDF: its pages are damaged or too complex to read."
             )
         raise ExtractionFailed(
-            "The PDF has no text layer (it is probably scanned images), and web_fetch does not do OCR."
+            "The PDF has no text layer (it is probably scanned images), and no OCR is done here."
         )
     if stop_reason is not None:
         note = f"Only pages 1-{converted} of {total} were converted: {stop_reason}."
