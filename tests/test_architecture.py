@@ -1,7 +1,8 @@
 """The layering, read from the source (ast, nothing imported): what may import what.
 
 * ``fetch/`` and ``providers/`` are libraries: they never import the face (``server/``,
-  ``cli/``) or the MCP SDK, so they can be used, tested and replaced without either.
+  ``cli/``, the settings in ``config.py``) or the MCP SDK, so they can be used, tested and
+  replaced without either.
 * A leading underscore means "this package's business": a private name (or private module) is
   imported only from inside the package that holds it. What another package needs is public.
 """
@@ -21,8 +22,15 @@ LIBRARIES = ("fetch", "providers")
 SURFACED = (*LIBRARIES, "state")
 """Packages the rest of the project reaches only through their ``__init__`` (``__all__``)."""
 """Packages of ROOT_PACKAGE that stand on their own."""
-FORBIDDEN_IN_LIBRARIES = (f"{ROOT_PACKAGE}.server", f"{ROOT_PACKAGE}.cli", "mcp", "mcp_types")
-"""What a library never imports: the face, and the MCP SDK (mcp_types ships with it)."""
+FORBIDDEN_IN_LIBRARIES = (
+    f"{ROOT_PACKAGE}.server",
+    f"{ROOT_PACKAGE}.cli",
+    f"{ROOT_PACKAGE}.config",
+    "mcp",
+    "mcp_types",
+)
+"""What a library never imports: the face, the server's Settings (a library takes its own config
+object, built in server/compose.py), and the MCP SDK (mcp_types ships with it)."""
 
 
 @dataclass(frozen=True)
@@ -236,6 +244,8 @@ _BASE = {
         ("providers/base.py", "from mcp.server.mcpserver import Context\n"),
         ("fetch/types.py", "import mcp_types\n"),
         ("fetch/convert.py", "from ..server import app\n"),
+        ("providers/registry.py", "def lazy() -> None:\n    from mcp_server_web.config import Settings\n"),
+        ("fetch/service.py", "from mcp_server_web import config\n"),
     ],
 )
 def test_a_library_importing_the_face_or_mcp_is_caught(tmp_path: Path, name: str, text: str) -> None:

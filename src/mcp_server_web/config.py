@@ -15,15 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from mcp_server_web import __version__
 from mcp_server_web.errors import ConfigError
+from mcp_server_web.identity import DEFAULT_USER_AGENT
 from mcp_server_web.providers import PROVIDERS
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
-DEFAULT_USER_AGENT = (
-    f"mcp-server-web/{__version__} (+https://pypi.org/project/mcp-server-web/; MCP web tools for AI agents)"
-)
 
 KNOWN_TOOLS = ("web_search", "web_fetch", "http_request")
 KNOWN_PROVIDERS = tuple(spec.name for spec in PROVIDERS)
@@ -136,16 +133,27 @@ class Option:
 def _provider_options() -> list[Option]:
     """Each provider's key, then the URLs that switch a provider on, then the endpoint overrides:
     derived from the providers' declarations (providers/registry.py), so a new provider brings
-    its own settings and this module does not change."""
+    its own settings and this module does not change.
+
+    A key is read from ``<NAME>_API_KEY``, the name the providers' own SDKs and servers use; a
+    self-hosted instance from ``<NAME>_URL`` (as SearXNG's servers do); an override of a hosted
+    endpoint from ``MCP_WEB_<NAME>_URL``, ours alone."""
     keys = [
-        Option(f"{p.name}_api_key", env, _optional_text, f"{p.title} API key", True, provider=(p.name, "key"))
+        Option(
+            f"{p.name}_api_key",
+            f"{p.name.upper()}_API_KEY",
+            _optional_text,
+            f"{p.title} API key",
+            True,
+            provider=(p.name, "key"),
+        )
         for p in PROVIDERS
-        if (env := p.key_env)
+        if p.needs == "key"
     ]
     urls = [
         Option(
             f"{p.name}_url",
-            p.url_env,
+            f"{p.name.upper()}_URL" if p.needs == "url" else f"MCP_WEB_{p.name.upper()}_URL",
             _optional_text,
             f"base URL of a {p.title} instance" if p.needs == "url" else f"{p.title} endpoint override",
             provider=(p.name, "url"),

@@ -12,9 +12,10 @@ import httpx
 import pytest
 
 from mcp_server_web.config import Settings
-from mcp_server_web.providers.base import ProviderConfig, ProviderError, SearchProvider, SearchQuery
+from mcp_server_web.providers.base import ProviderError, SearchProvider, SearchQuery
 from mcp_server_web.providers.chain import SearchChain
-from mcp_server_web.providers.registry import provider_classes, provider_config
+from mcp_server_web.providers.registry import provider_classes, provider_config, spec_for
+from mcp_server_web.server.compose import providers_config
 from mcp_server_web.state import MemoryState
 from tests.support.fakes.base import Failure, FakeProvider, JsonFakeProvider, settings_for
 
@@ -69,7 +70,12 @@ async def make_provider(http: httpx.AsyncClient) -> AsyncIterator[ProviderFactor
     made: list[SearchProvider] = []
 
     def make(cls: type[P], base_url: str, key: str | None = None) -> P:
-        adapter = cls(ProviderConfig(api_key=key, base_url=base_url, user_agent=USER_AGENT), http)
+        # Configured as the server configures it, so messages name the server's settings.
+        name = spec_for(cls).name
+        values = {"user_agent": USER_AGENT, f"{name}_url": base_url}
+        if key is not None:
+            values[f"{name}_api_key"] = key
+        adapter = cls(provider_config(cls, providers_config(Settings.from_values(values))), http)
         made.append(adapter)
         return adapter
 
@@ -82,7 +88,8 @@ async def make_provider(http: httpx.AsyncClient) -> AsyncIterator[ProviderFactor
 def provider(fake: FakeProvider, make_provider: ProviderFactory) -> SearchProvider:
     """The module's adapter, configured from its fake's settings the way the server does it."""
     cls = provider_classes()[fake.name]
-    config = provider_config(cls, Settings.from_values({"user_agent": USER_AGENT, **fake.settings()}))
+    settings = Settings.from_values({"user_agent": USER_AGENT, **fake.settings()})
+    config = provider_config(cls, providers_config(settings))
     return make_provider(cls, config.base_url, config.api_key)
 
 
@@ -189,9 +196,9 @@ ChainFactory = Callable[..., SearchChain]
 @pytest.fixture
 def make_chain(fakes: dict[str, FakeProvider], http: httpx.AsyncClient) -> ChainFactory:
     def make(order: tuple[str, ...], *, clock: Clock | None = None, **chain_options: Any) -> SearchChain:
-        settings = settings_for(fakes)
+        config = providers_config(settings_for(fakes))
         classes = provider_classes()
-        providers = [classes[name](provider_config(classes[name], settings), http) for name in order]
+        providers = [classes[name](provider_config(classes[name], config), http) for name in order]
         if clock is not None:
             chain_options["state"] = MemoryState(clock=clock)
         return SearchChain(providers, **chain_options)

@@ -12,6 +12,7 @@ from mcp_server_web.errors import AllProvidersFailed, NoProvider
 from mcp_server_web.providers.base import SearchQuery
 from mcp_server_web.providers.chain import SearchChain
 from mcp_server_web.providers.registry import build_chain
+from mcp_server_web.server.compose import providers_config
 from tests.providers.conftest import ChainFactory, Clock
 from tests.support.fakes.base import FakeProvider, sample_results, settings_for
 
@@ -153,7 +154,7 @@ async def test_unconfigured_providers_are_skipped_not_failed(
 ) -> None:
     fakes["brave"].answer(sample_results(2))
     settings = settings_for(fakes, tavily_api_key=None, search_providers=("tavily", "brave"))
-    chain = build_chain(settings, http)  # type: ignore[arg-type]
+    chain = build_chain(providers_config(settings), http)  # type: ignore[arg-type]
     answer = await chain.search(QUERY)
     assert chain.order == ("brave",) and outcomes(answer) == [("brave", "ok")]
     with pytest.raises(NoProvider) as caught:
@@ -167,7 +168,7 @@ async def test_default_order_is_keyed_providers_then_duckduckgo(
     fakes: dict[str, FakeProvider], http: object
 ) -> None:
     settings = settings_for(fakes, exa_api_key=None)
-    assert build_chain(settings, http).order == ("tavily", "brave", "searxng", "duckduckgo")  # type: ignore[arg-type]
+    assert build_chain(providers_config(settings), http).order == ("tavily", "brave", "searxng", "duckduckgo")  # type: ignore[arg-type]
 
 
 async def test_results_are_filtered_deduplicated_and_trimmed(

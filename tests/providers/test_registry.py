@@ -15,9 +15,24 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
-from mcp_server_web.config import KNOWN_PROVIDERS, OPTIONS
-from mcp_server_web.providers.base import SearchProvider, SearchQuery, SearchResult
-from mcp_server_web.providers.registry import PROVIDERS, provider_classes, spec_for
+import httpx
+import pytest
+
+from mcp_server_web.config import KNOWN_PROVIDERS, OPTIONS, Settings
+from mcp_server_web.errors import NoProvider
+from mcp_server_web.providers import ProvidersConfig, key_parameter, url_parameter
+from mcp_server_web.providers.base import ProviderError, SearchProvider, SearchQuery, SearchResult
+from mcp_server_web.providers.registry import (
+    PROVIDERS,
+    adapter_class,
+    build_chain,
+    provider_classes,
+    provider_config,
+    spec_for,
+    spec_named,
+    why_unconfigured,
+)
+from mcp_server_web.server.compose import providers_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -137,6 +152,45 @@ def test_every_registered_provider_is_an_adapter_that_knows_its_entry() -> None:
         assert issubclass(classes[spec.name], SearchProvider)
         assert spec_for(classes[spec.name]) is spec
         assert spec.hint.format(setting="X") != spec.hint or spec.needs is None
+    # The server names every value that configures a provider by one of its settings.
     declared = {option.env for option in OPTIONS}
-    assert {spec.switch_env for spec in PROVIDERS if spec.switch_env} <= declared
-    assert {spec.url_env for spec in PROVIDERS} <= declared
+    names = providers_config(Settings()).names
+    for spec in PROVIDERS:
+        assert names[url_parameter(spec.name)] in declared
+        if spec.needs == "key":
+            assert names[key_parameter(spec.name)] in declared
+
+
+async def test_a_library_caller_is_told_its_own_parameter_names() -> None:
+    """Without the server's names, messages speak of ProvidersConfig's own fields."""
+    bare = ProvidersConfig(order=("tavily", "duckduckgo"))
+    assert why_unconfigured(spec_named("tavily"), bare) == (
+        'Set keys["tavily"] to switch Tavily on (get a key at https://app.tavily.com; '
+        "the free tier includes monthly credits)."
+    )
+    assert "SEARXNG_URL" not in (why_unconfigured(spec_named("searxng"), bare) or "")
+    async with httpx.AsyncClient() as http:
+        with pytest.raises(NoProvider) as caught:
+            await build_chain(ProvidersConfig(order=("brave",)), http).search(SearchQuery("q"))
+        assert caught.value.message == (
+            'no search provider is configured; set order or a provider key (keys["tavily"], '
+            'keys["exa"], keys["brave"] or urls["searxng"]).'
+        )
+        brave = adapter_class(spec_named("brave"))
+        adapter = brave(
+            provider_config(brave, ProvidersConfig(urls={"brave": "ftp://127.0.0.1:9"}, keys={"brave": "k"})),
+            http,
+        )
+        with pytest.raises(ProviderError) as failed:
+            await adapter.search(SearchQuery("q"), timeout=5)
+        assert failed.value.kind == "config" and 'check urls["brave"]' in failed.value.message
+        assert "MCP_WEB" not in failed.value.message
+
+
+def test_the_server_names_its_settings_in_the_same_messages() -> None:
+    served = providers_config(Settings(search_providers=("brave",)))
+    assert why_unconfigured(spec_named("searxng"), served) == (
+        "Set SEARXNG_URL to your SearXNG instance (e.g. http://localhost:8080) and enable the JSON "
+        "output: add `json` to `search.formats` in its settings.yml."
+    )
+    assert provider_config(adapter_class(spec_named("brave")), served).url_name == "MCP_WEB_BRAVE_URL"

@@ -30,6 +30,7 @@ from mcp_server_web.providers.base import COOLDOWN_KINDS, SearchQuery
 from mcp_server_web.providers.chain import COOLDOWN_FIRST, Attempt, SearchChain, SearchFailed
 from mcp_server_web.providers.registry import provider_classes, provider_config
 from mcp_server_web.server.app import build_server
+from mcp_server_web.server.compose import providers_config
 from mcp_server_web.state import MemoryState
 from tests.providers.conftest import Clock
 from tests.support.fakes.base import FakeProvider, Mode, Plan, settings_for
@@ -171,9 +172,9 @@ def make_chain(
     provider_timeout: float = PROVIDER_TIMEOUT,
     deadline: float = DEADLINE,
 ) -> SearchChain:
-    settings = settings_for(dict(fakes))
+    config = providers_config(settings_for(dict(fakes)))
     classes = provider_classes()
-    providers = [classes[name](provider_config(classes[name], settings), http) for name in order]
+    providers = [classes[name](provider_config(classes[name], config), http) for name in order]
     return SearchChain(
         providers,
         provider_timeout=provider_timeout,

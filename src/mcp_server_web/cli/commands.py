@@ -24,6 +24,7 @@ from mcp_server_web.config import KNOWN_PROVIDERS, Settings
 from mcp_server_web.errors import ConfigError
 from mcp_server_web.server.app import build_server
 from mcp_server_web.server.boundary import split_fence, unfenced
+from mcp_server_web.server.compose import providers_config
 from mcp_server_web.server.schemas import FETCH_MAX_LENGTH_LIMIT
 
 EXIT_OK = 0
@@ -224,8 +225,9 @@ def doctor(settings: Settings, out: TextIO) -> None:
 
     lines += ["", f"Tools enabled: {', '.join(settings.tools) or '(none)'}"]
 
-    reasons = {spec.name: why_unconfigured(spec, settings) for spec in PROVIDERS}
-    chain = [name for name in chain_order(settings) if reasons[name] is None]
+    searching = providers_config(settings)
+    reasons = {spec.name: why_unconfigured(spec, searching) for spec in PROVIDERS}
+    chain = [name for name in chain_order(searching) if reasons[name] is None]
     explicit = bool(settings.search_providers)
     lines += ["", "Search providers, in the order web_search tries them:"]
     if "web_search" not in settings.tools:

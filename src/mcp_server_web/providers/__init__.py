@@ -14,6 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcp_server_web.providers.base import TIME_RANGES, TOPICS, SearchQuery, SearchResult
+    from mcp_server_web.providers.config import (
+        ORDER_PARAMETER,
+        ProvidersConfig,
+        key_parameter,
+        url_parameter,
+    )
     from mcp_server_web.providers.registry import (
         PROVIDERS,
         LazyChain,
@@ -29,6 +35,10 @@ _WHERE = {
     "TOPICS": "base",
     "SearchQuery": "base",
     "SearchResult": "base",
+    "ORDER_PARAMETER": "config",
+    "ProvidersConfig": "config",
+    "key_parameter": "config",
+    "url_parameter": "config",
     "PROVIDERS": "registry",
     "LazyChain": "registry",
     "ProviderSpec": "registry",
@@ -39,16 +49,20 @@ _WHERE = {
 }
 
 __all__ = [
+    "ORDER_PARAMETER",
     "PROVIDERS",
     "TIME_RANGES",
     "TOPICS",
     "LazyChain",
     "ProviderSpec",
+    "ProvidersConfig",
     "SearchQuery",
     "SearchResult",
     "chain_order",
+    "key_parameter",
     "normalize_domain",
     "spec_named",
+    "url_parameter",
     "why_unconfigured",
 ]
 

@@ -61,7 +61,10 @@ class HttpSearchProvider(SearchProvider):
         Any answer but 200 raises ``self._error(response)``."""
         if not self.config.base_url or (self.key_header and not self.config.api_key):
             # Nowhere to send the search or nothing to send it with: nothing is sent.
-            raise ProviderError("config", self.spec.setup_hint)
+            missing = self.config.key_name if self.config.base_url else self.config.url_name
+            raise ProviderError(
+                "config", self.config.setup_hint or f"{self.title} is not configured: set {missing}."
+            )
         form = {"q": query_with_sites(query), **fields}
         key = {self.key_header: self.config.api_key} if self.key_header and self.config.api_key else {}
         response = await fetch(
@@ -73,6 +76,7 @@ class HttpSearchProvider(SearchProvider):
             data={name: str(value) for name, value in form.items()} if method == "POST" else None,
             headers={**key, **self.request_headers, "User-Agent": self.config.user_agent},
             timeout=timeout,
+            url_name=self.config.url_name,
         )
         if response.is_redirect:
             raise self._redirected(response)
@@ -90,7 +94,7 @@ class HttpSearchProvider(SearchProvider):
         return ProviderError(
             "config",
             f"{self.title} redirected the request to another address, {location} (HTTP "
-            f"{response.status_code}); it was not followed: set {self.spec.url_env} to the final address.",
+            f"{response.status_code}); it was not followed: set {self.config.url_name} to the final address.",
             status=response.status_code,
         )
 
@@ -115,6 +119,7 @@ async def fetch(
     params: Mapping[str, str | int] | None = None,
     data: Mapping[str, str] | None = None,
     headers: Mapping[str, str] | None = None,
+    url_name: str = "its URL",
 ) -> httpx.Response:
     """Send one request and read the whole answer (see ``send_and_read``) within ``timeout`` seconds.
 
@@ -136,7 +141,7 @@ async def fetch(
     except (TimeoutError, httpx.TimeoutException):
         raise ProviderError("timeout", f"{provider} did not answer within {timeout:g} s.") from None
     except (httpx.TransportError, httpx.InvalidURL) as exc:
-        raise transport_error(provider, exc) from None
+        raise transport_error(provider, exc, url_name) from None
 
 
 async def send_and_read(http: httpx.AsyncClient, request: httpx.Request, provider: str) -> httpx.Response:
@@ -213,7 +218,7 @@ def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     return url.scheme, url.host, url.port or default
 
 
-def transport_error(provider: str, exc: Exception, url_setting: str = "its URL setting") -> ProviderError:
+def transport_error(provider: str, exc: Exception, url_setting: str = "its URL") -> ProviderError:
     """A request that got no answer (timeouts aside): ``config`` when the endpoint is not an
     http(s) URL, which only the operator can fix in ``url_setting``; else ``upstream``, naming
     the exception by its type only (httpx messages hold URLs)."""

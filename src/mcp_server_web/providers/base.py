@@ -86,6 +86,12 @@ class ProviderConfig:
     secrets: tuple[str, ...] = field(default=(), repr=False)
     """Every secret configured (all providers' keys, credentials in URLs): whatever a provider
     says is quoted without them. The adapter's own key and URL credentials are always added."""
+    key_name: str = "api_key"
+    """What the caller calls the key, for messages that ask for one (the server: TAVILY_API_KEY)."""
+    url_name: str = "base_url"
+    """What the caller calls the endpoint, for messages that ask to change it."""
+    setup_hint: str = ""
+    """How to switch the provider on, for the message when it is not (registry.ProviderSpec.hint)."""
 
 
 class SearchProvider(ABC):
@@ -98,7 +104,7 @@ class SearchProvider(ABC):
     def __init__(self, config: ProviderConfig, http: httpx.AsyncClient) -> None:
         self.spec = spec_for(type(self))
         self.name = self.spec.name
-        """Identifier used in MCP_WEB_SEARCH_PROVIDERS and in answers (e.g. "brave")."""
+        """Identifier in ``ProvidersConfig.order`` and in answers (e.g. "brave")."""
         self.title = self.spec.title
         """Human name (e.g. "Brave Search"), in messages."""
         self.config = config

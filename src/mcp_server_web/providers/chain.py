@@ -28,7 +28,6 @@ from mcp_server_web.providers.base import (
     SearchResult,
 )
 from mcp_server_web.providers.redact import Redactor
-from mcp_server_web.providers.registry import no_provider_hint
 from mcp_server_web.providers.results import refine
 from mcp_server_web.state import CooldownRecord, Key, MemoryState, StateBackend
 
@@ -154,6 +153,7 @@ class SearchChain:
         providers: Sequence[SearchProvider],
         *,
         unconfigured: Mapping[str, str] | None = None,
+        how_to_configure: str = "configure one",
         provider_timeout: float = 10.0,
         deadline: float = 25.0,
         cache_ttl: float = 600.0,
@@ -168,6 +168,7 @@ class SearchChain:
         # built it and however.
         self._redactor = Redactor.union(provider.redactor for provider in providers)
         self._unconfigured = dict(unconfigured or {})
+        self._how_to_configure = how_to_configure
         self._provider_timeout = provider_timeout
         self._deadline = deadline
         self.cooldowns = Cooldowns(state)
@@ -205,10 +206,7 @@ class SearchChain:
     def _names_for(self, pin: str | None) -> tuple[str, ...]:
         if pin is None:
             if not self._providers:
-                raise NoProvider(
-                    "no search provider is configured; set MCP_WEB_SEARCH_PROVIDERS or a provider key "
-                    f"({no_provider_hint()})."
-                )
+                raise NoProvider(f"no search provider is configured; {self._how_to_configure}.")
             return tuple(self._providers)
         if pin in self._providers:
             return (pin,)

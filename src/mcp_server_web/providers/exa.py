@@ -57,7 +57,7 @@ class ExaProvider(SearchProvider):
         super().__init__(config, http)
         if not config.api_key:
             # The SDK would fall back to the EXA_API_KEY environment variable behind our back.
-            raise ProviderError("config", f"{self.title} needs an API key: set {self.spec.key_env}.")
+            raise ProviderError("config", f"{self.title} needs an API key: set {self.config.key_name}.")
         self._sdk = AsyncExa(api_key=config.api_key, api_base=config.base_url, timeout=DEFAULT_TIMEOUT)
         # AsyncExa takes no user_agent and sends "exa-py/<version>"; its headers dict (x-api-key,
         # User-Agent, Content-Type) goes out with every request.
@@ -95,7 +95,7 @@ class ExaProvider(SearchProvider):
             except ExaTimeoutError:
                 raise ProviderError("timeout", f"Exa did not answer within {timeout:g} seconds.") from None
             except (httpx.InvalidURL, httpx.TransportError) as exc:
-                raise transport_error(self.title, exc, self.spec.url_env) from None
+                raise transport_error(self.title, exc, self.config.url_name) from None
             except ValueError as exc:
                 raise self._value_error(exc, exchange) from None
             except (KeyError, TypeError, AttributeError):

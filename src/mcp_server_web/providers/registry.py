@@ -3,9 +3,9 @@
 ``PROVIDERS`` is the only list of providers. Each entry says what the rest of the server knows of
 a provider without importing its adapter (Tavily's and Exa's SDKs take up to a second to
 import): its name, its human title, what switches it on, how to switch it on, and where its
-adapter class lives. From it come the settings and their environment variables (``config``),
-the ``provider`` enum of web_search's input schema, the CLI's choices, ``doctor`` and the
-messages that say how to configure a provider. The adapter class (``providers/<name>.py``) holds
+adapter class lives. From it come the server's settings and their environment variables
+(``config``), the ``provider`` enum of web_search's input schema, the CLI's choices, ``doctor``
+and the messages that say how to configure a provider. The adapter class (``providers/<name>.py``) holds
 only what speaks the provider's wire format, and finds its own name and title here.
 
 ``config`` reads this module at start-up, so it imports nothing of the package at module level:
@@ -21,24 +21,24 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     import httpx
 
-    from mcp_server_web.config import Settings
     from mcp_server_web.providers.base import ProviderConfig, SearchProvider
     from mcp_server_web.providers.chain import SearchChain
+    from mcp_server_web.providers.config import ProvidersConfig
     from mcp_server_web.state import StateBackend
 
 
 @dataclass(frozen=True, slots=True)
 class ProviderSpec:
-    """One provider's declaration. Its settings follow from ``name`` and ``needs``:
+    """One provider's declaration. What switches it on follows from ``needs``:
 
-    - ``needs="key"``: the key in ``<NAME>_API_KEY`` switches it on; ``MCP_WEB_<NAME>_URL``
-      overrides its endpoint (the adapter's ``default_url``).
-    - ``needs="url"``: a self-hosted instance; its address in ``<NAME>_URL`` switches it on.
-    - ``needs=None``: nothing to configure; ``MCP_WEB_<NAME>_URL`` overrides its endpoint.
+    - ``needs="key"``: an API key (``ProvidersConfig.keys``); its endpoint can be overridden
+      (``ProvidersConfig.urls``, else the adapter's ``default_url``).
+    - ``needs="url"``: a self-hosted instance; its address (``ProvidersConfig.urls``) switches it on.
+    - ``needs=None``: nothing to configure; its endpoint can be overridden.
     """
 
     name: str
-    """Identifier in MCP_WEB_SEARCH_PROVIDERS, in web_search's ``provider`` and in answers."""
+    """Identifier in ``ProvidersConfig.order``, in web_search's ``provider`` and in answers."""
     title: str
     """Human name, in messages and `doctor`."""
     adapter: str
@@ -46,24 +46,22 @@ class ProviderSpec:
     needs: Literal["key", "url"] | None
     hint: str
     """How a user switches it on, for `doctor` and error messages; ``{setting}`` stands for the
-    environment variable that does it."""
+    name of the value that does it (``ProvidersConfig.name_of``)."""
 
     @property
-    def key_env(self) -> str | None:
-        return f"{self.name.upper()}_API_KEY" if self.needs == "key" else None
+    def switch_parameter(self) -> str | None:
+        """The ``ProvidersConfig`` value that switches the provider on; None when nothing does."""
+        from mcp_server_web.providers.config import key_parameter, url_parameter
 
-    @property
-    def url_env(self) -> str:
-        return f"{self.name.upper()}_URL" if self.needs == "url" else f"MCP_WEB_{self.name.upper()}_URL"
+        if self.needs == "key":
+            return key_parameter(self.name)
+        if self.needs == "url":
+            return url_parameter(self.name)
+        return None
 
-    @property
-    def switch_env(self) -> str | None:
-        """The environment variable that switches the provider on; None when nothing does."""
-        return self.key_env if self.needs == "key" else self.url_env if self.needs == "url" else None
-
-    @property
-    def setup_hint(self) -> str:
-        return self.hint.format(setting=self.switch_env)
+    def setup_hint(self, config: ProvidersConfig) -> str:
+        switch = self.switch_parameter
+        return self.hint.format(setting=config.name_of(switch) if switch else "")
 
 
 PROVIDERS: tuple[ProviderSpec, ...] = (
@@ -137,78 +135,87 @@ def provider_classes() -> dict[str, type[SearchProvider]]:
     return {spec.name: adapter_class(spec) for spec in PROVIDERS}
 
 
-def why_unconfigured(spec: ProviderSpec, settings: Settings) -> str | None:
-    """None when the provider can run with these settings, else what is missing."""
+def why_unconfigured(spec: ProviderSpec, config: ProvidersConfig) -> str | None:
+    """None when the provider can run with this config, else what is missing."""
     switched_on = {
-        "key": settings.provider_key(spec.name),
-        "url": settings.provider_url(spec.name),
+        "key": spec.name in config.keys,
+        "url": spec.name in config.urls,
         None: True,
     }[spec.needs]
     if switched_on:
         return None
-    return spec.setup_hint or f"{spec.title} is not configured."
+    return spec.setup_hint(config) or f"{spec.title} is not configured."
 
 
-def no_provider_hint() -> str:
-    """What switches a provider on, for the error when none is: "A, B or C"."""
-    switches = [spec.switch_env for spec in PROVIDERS if spec.switch_env]
-    return ", ".join(switches[:-1]) + " or " + switches[-1] if len(switches) > 1 else "".join(switches)
+def no_provider_hint(config: ProvidersConfig) -> str:
+    """What switches a provider on, for the error when none is: "set A, B or C"."""
+    from mcp_server_web.providers.config import ORDER_PARAMETER
+
+    switches = [config.name_of(p) for spec in PROVIDERS if (p := spec.switch_parameter)]
+    either = ", ".join(switches[:-1]) + " or " + switches[-1] if len(switches) > 1 else "".join(switches)
+    return f"set {config.name_of(ORDER_PARAMETER)} or a provider key ({either})"
 
 
-def provider_config(cls: type[SearchProvider], settings: Settings) -> ProviderConfig:
+def provider_config(cls: type[SearchProvider], config: ProvidersConfig) -> ProviderConfig:
+    """What the adapter ``cls`` is built with under ``config``."""
     from mcp_server_web.providers.base import ProviderConfig
+    from mcp_server_web.providers.config import key_parameter, url_parameter
 
-    name = spec_for(cls).name
-    base_url = settings.provider_url(name) or cls.default_url
+    spec = spec_for(cls)
+    base_url = config.urls.get(spec.name) or cls.default_url
     return ProviderConfig(
-        api_key=settings.provider_key(name),
+        api_key=config.keys.get(spec.name),
         base_url=base_url.rstrip("/"),
-        user_agent=settings.user_agent,
-        secrets=configured_secrets(settings),
+        user_agent=config.user_agent,
+        secrets=configured_secrets(config),
+        key_name=config.name_of(key_parameter(spec.name)),
+        url_name=config.name_of(url_parameter(spec.name)),
+        setup_hint=spec.setup_hint(config),
     )
 
 
-def configured_secrets(settings: Settings) -> tuple[str, ...]:
-    """Every secret in the settings that a provider could echo: each provider's key, credentials
-    in the endpoint URLs and the proxy URL, and the server's own bearer token."""
+def configured_secrets(config: ProvidersConfig) -> tuple[str, ...]:
+    """Every secret in the config that a provider could echo: each provider's key, credentials
+    in the endpoint URLs, and the other secrets the caller named (and the credentials in them,
+    when they are URLs)."""
     from mcp_server_web.providers.redact import url_secrets
 
-    keys = [settings.provider_key(spec.name) for spec in PROVIDERS]
-    urls = [settings.provider_url(spec.name) for spec in PROVIDERS] + [settings.proxy]
-    found = [*keys, *(secret for url in urls for secret in url_secrets(url)), settings.auth_token]
+    urls = [*config.urls.values(), *config.secrets]
+    found = [*config.keys.values(), *config.secrets, *(secret for url in urls for secret in url_secrets(url))]
     return tuple(secret for secret in found if secret)
 
 
-def chain_order(settings: Settings) -> tuple[str, ...]:
-    """MCP_WEB_SEARCH_PROVIDERS when set, else every configured provider in the default order.
+def chain_order(config: ProvidersConfig) -> tuple[str, ...]:
+    """``config.order`` when set, else every configured provider in the default order.
 
     DuckDuckGo needs no key, so it closes the default chain: there is always a last resort.
     """
-    if settings.search_providers:
-        return settings.search_providers
-    return tuple(spec.name for spec in PROVIDERS if why_unconfigured(spec, settings) is None)
+    if config.order:
+        return config.order
+    return tuple(spec.name for spec in PROVIDERS if why_unconfigured(spec, config) is None)
 
 
 def build_chain(
-    settings: Settings, http: httpx.AsyncClient, state: StateBackend | None = None
+    config: ProvidersConfig, http: httpx.AsyncClient, state: StateBackend | None = None
 ) -> SearchChain:
-    """The chain for these settings: configured providers in order, the others noted with why."""
+    """The chain for this config: configured providers in order, the others noted with why."""
     from mcp_server_web.providers.chain import SearchChain
 
     unconfigured = {
-        spec.name: reason for spec in PROVIDERS if (reason := why_unconfigured(spec, settings)) is not None
+        spec.name: reason for spec in PROVIDERS if (reason := why_unconfigured(spec, config)) is not None
     }
     providers: list[SearchProvider] = []
-    for name in chain_order(settings):
+    for name in chain_order(config):
         if name not in unconfigured:
             cls = adapter_class(spec_named(name))
-            providers.append(cls(provider_config(cls, settings), http))
+            providers.append(cls(provider_config(cls, config), http))
     return SearchChain(
         providers,
         unconfigured=unconfigured,
-        provider_timeout=settings.search_timeout,
-        deadline=settings.search_deadline,
-        cache_ttl=settings.search_cache_ttl,
+        how_to_configure=no_provider_hint(config),
+        provider_timeout=config.provider_timeout,
+        deadline=config.deadline,
+        cache_ttl=config.cache_ttl,
         state=state,
     )
 
@@ -218,11 +225,11 @@ class LazyChain:
     that is only asked to fetch should not pay that at start-up."""
 
     def __init__(
-        self, settings: Settings, http: httpx.AsyncClient, state: StateBackend | None = None
+        self, config: ProvidersConfig, http: httpx.AsyncClient, state: StateBackend | None = None
     ) -> None:
         import anyio
 
-        self._settings = settings
+        self._config = config
         self._http = http
         self._state = state
         self._chain: SearchChain | None = None
@@ -235,7 +242,7 @@ class LazyChain:
             if self._chain is None:
                 # Imports run in a worker thread so they do not stall calls already in flight.
                 await anyio.to_thread.run_sync(provider_classes)
-                self._chain = build_chain(self._settings, self._http, self._state)
+                self._chain = build_chain(self._config, self._http, self._state)
             return self._chain
 
     async def aclose(self) -> None:

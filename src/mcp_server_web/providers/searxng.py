@@ -67,7 +67,7 @@ class SearxngProvider(HttpSearchProvider):
             # No API key to blame: a proxy or HTTP authentication in front of the instance.
             return ProviderError(
                 "config",
-                f"{self.title} asks for credentials (HTTP {status}); put them in {self.spec.url_env} "
+                f"{self.title} asks for credentials (HTTP {status}); put them in {self.config.url_name} "
                 "or open the instance to this server.",
                 status=status,
             )

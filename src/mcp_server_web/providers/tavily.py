@@ -52,7 +52,7 @@ class TavilyProvider(SearchProvider):
         if not config.api_key:
             # Without a key the SDK silently switches to its rate-limited keyless mode; a
             # configured provider must run on the operator's own key or not at all.
-            raise ProviderError("config", f"{self.title} needs an API key: set {self.spec.key_env}.")
+            raise ProviderError("config", f"{self.title} needs an API key: set {self.config.key_name}.")
         # The SDK folds 403, 432 and 433 into ForbiddenError and drops Retry-After; a recording
         # client keeps both so a plan limit is a quota error and a 429 says how long to wait.
         self._client = sdk_client(http, self.title, config.base_url, {"User-Agent": config.user_agent}, 30.0)
@@ -82,7 +82,7 @@ class TavilyProvider(SearchProvider):
             except _HTTP_ERRORS as exc:
                 raise self._http_error(exc, exchange) from None
             except (httpx.InvalidURL, httpx.TransportError) as exc:
-                raise transport_error(self.title, exc, self.spec.url_env) from None
+                raise transport_error(self.title, exc, self.config.url_name) from None
             except ValueError:  # json.JSONDecodeError and UnicodeDecodeError on a 200
                 raise ProviderError("bad_response", "Tavily answered with a body that is not JSON.") from None
             except AttributeError:

@@ -19,7 +19,7 @@ from mcp_server_web.config import Settings
 from mcp_server_web.fetch import CONVERSION_JOB, ConversionPool, Fetcher, FetchService, Resolver
 from mcp_server_web.providers import LazyChain
 from mcp_server_web.server import tools
-from mcp_server_web.server.compose import fetch_config
+from mcp_server_web.server.compose import fetch_config, providers_config
 from mcp_server_web.server.http_request import HTTP_REQUEST_TOOL
 from mcp_server_web.server.middleware import ConcurrencyLimit, ToolSelection
 from mcp_server_web.server.services import Services
@@ -95,7 +95,7 @@ def build_server(
             # Where the caches, single-flight and cooldowns live: this process's memory (a backend
             # shared by replicas is chosen here and nowhere else).
             state: StateBackend = MemoryState()
-            search = LazyChain(settings, provider_http, state)
+            search = LazyChain(providers_config(settings), provider_http, state)
             try:
                 yield Services(
                     settings=settings,

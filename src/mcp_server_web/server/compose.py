@@ -6,8 +6,9 @@ this is the one place that knows which setting feeds which field.
 
 from __future__ import annotations
 
-from mcp_server_web.config import Settings
+from mcp_server_web.config import OPTIONS, OPTIONS_BY_ATTR, Settings
 from mcp_server_web.fetch import FetchConfig
+from mcp_server_web.providers import ORDER_PARAMETER, ProvidersConfig, key_parameter, url_parameter
 
 
 def fetch_config(settings: Settings) -> FetchConfig:
@@ -24,3 +25,31 @@ def fetch_config(settings: Settings) -> FetchConfig:
         cache_ttl=settings.cache_ttl,
         pdf_max_pages=settings.pdf_max_pages,
     )
+
+
+def providers_config(settings: Settings) -> ProvidersConfig:
+    """What the search chain of a server with these settings runs with."""
+    return ProvidersConfig(
+        keys=dict(settings.provider_keys),
+        urls=dict(settings.provider_urls),
+        order=settings.search_providers,
+        user_agent=settings.user_agent,
+        provider_timeout=settings.search_timeout,
+        deadline=settings.search_deadline,
+        cache_ttl=settings.search_cache_ttl,
+        secrets=tuple(secret for secret in (settings.proxy, settings.auth_token) if secret),
+        names=_PROVIDER_SETTING_NAMES,
+    )
+
+
+def _provider_setting_names() -> dict[str, str]:
+    """Each ProvidersConfig parameter by the environment variable that feeds it."""
+    names = {ORDER_PARAMETER: OPTIONS_BY_ATTR["search_providers"].env}
+    for option in OPTIONS:
+        if option.provider is not None:
+            provider, which = option.provider
+            names[key_parameter(provider) if which == "key" else url_parameter(provider)] = option.env
+    return names
+
+
+_PROVIDER_SETTING_NAMES = _provider_setting_names()
