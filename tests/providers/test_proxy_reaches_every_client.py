@@ -79,3 +79,32 @@ async def test_every_outbound_request_goes_through_the_proxy(
         f"{origin.base}/page",
     ]
     assert len(origin.requests) == 2
+
+
+async def test_no_proxy_hosts_go_direct_from_every_client(
+    fakes: dict[str, FakeProvider], origin: Origin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NO_PROXY holds with MCP_WEB_PROXY set, for the providers' client as for the fetcher: a
+    SearXNG on the operator's own network must not be sent to an outside proxy."""
+    for name in _AMBIENT:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.setenv("NO_PROXY", "example.invalid,127.0.0.1")
+    for fake in fakes.values():
+        fake.answer(sample_results(2))
+    origin.serve("/page", PAGE)
+    with ForwardProxy("127.0.0.1", ("127.0.0.1", 9)) as proxy:
+        settings = load_settings(
+            env={**environment(fakes, proxy.url), "NO_PROXY": "example.invalid,127.0.0.1"}
+        )
+        async with Client(build_server(settings)) as client:
+            with anyio.fail_after(30):
+                for name in KNOWN_PROVIDERS:
+                    result = await client.call_tool("web_search", {"query": "rivers", "provider": name})
+                    assert not result.is_error, f"{name}: {text_of(result)}"
+                page = await client.call_tool("web_fetch", {"url": f"{origin.base}/page"})
+                assert not page.is_error, text_of(page)
+        seen = list(proxy.seen)
+    assert seen == []
+    assert all(fakes[name].requests for name in KNOWN_PROVIDERS)
+    assert len(origin.requests) == 2

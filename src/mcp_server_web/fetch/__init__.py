@@ -13,6 +13,7 @@ from mcp_server_web.fetch.doc.charset import decode_text, without_controls
 from mcp_server_web.fetch.doc.sniff import ContentKind, classify, valid_media_type
 from mcp_server_web.fetch.net.client import CONTROLLED_HEADERS, REDIRECT_STATUSES, Fetcher
 from mcp_server_web.fetch.net.decode import ACCEPT_ENCODING, BodyDecoder, describe_size, too_large
+from mcp_server_web.fetch.net.proxy import ProxyRoutes, RoutedTransport
 from mcp_server_web.fetch.net.resolution import Resolver
 from mcp_server_web.fetch.net.urls import MAX_URL_LENGTH, parse_url
 from mcp_server_web.fetch.service import CONVERSION_JOB, FetchService
@@ -38,7 +39,9 @@ __all__ = [
     "FetchService",
     "Fetcher",
     "PoolStatus",
+    "ProxyRoutes",
     "Resolver",
+    "RoutedTransport",
     "classify",
     "decode_text",
     "describe_size",

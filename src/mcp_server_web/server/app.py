@@ -16,7 +16,15 @@ from mcp.server.mcpserver import MCPServer
 
 from mcp_server_web import __version__
 from mcp_server_web.config import Settings
-from mcp_server_web.fetch import CONVERSION_JOB, ConversionPool, Fetcher, FetchService, Resolver
+from mcp_server_web.fetch import (
+    CONVERSION_JOB,
+    ConversionPool,
+    Fetcher,
+    FetchService,
+    ProxyRoutes,
+    Resolver,
+    RoutedTransport,
+)
 from mcp_server_web.providers import LazyChain
 from mcp_server_web.server import tools
 from mcp_server_web.server.compose import fetch_config, providers_config
@@ -48,8 +56,9 @@ def provider_http_client(settings: Settings) -> httpx.AsyncClient:
     return httpx.AsyncClient(
         headers={"User-Agent": settings.user_agent},
         timeout=settings.search_timeout,
-        proxy=settings.proxy,
-        trust_env=True,
+        # The fetcher's routing (MCP_WEB_PROXY, else the standard variables; NO_PROXY either way).
+        transport=RoutedTransport(ProxyRoutes.configured(settings.proxy)),
+        trust_env=False,
         follow_redirects=False,
     )
 

@@ -86,3 +86,30 @@ def _no_proxy_entry(raw: str) -> str:
     if entry.count(":") == 1:
         entry = entry.split(":", 1)[0]
     return entry.removeprefix("*.").lstrip(".").rstrip(".")
+
+
+class RoutedTransport(httpx.AsyncBaseTransport):
+    """Sends each request through the proxy ``routes`` picks for its URL, or directly.
+
+    For endpoints the operator configured (search providers), not for user-given URLs: nothing
+    here vets addresses (the Fetcher's pinned transports do). It exists because an httpx client
+    given ``proxy=`` sends everything there, NO_PROXY hosts included, and its own reading of the
+    environment (``trust_env``) knows no CIDR ranges and never applies to an explicit proxy.
+    """
+
+    def __init__(self, routes: ProxyRoutes) -> None:
+        self._routes = routes
+        # trust_env here only reads SSL_CERT_FILE / SSL_CERT_DIR: the proxy is chosen above.
+        self._direct = httpx.AsyncHTTPTransport(trust_env=True)
+        self._through = {
+            proxy: httpx.AsyncHTTPTransport(proxy=proxy, trust_env=True) for proxy in routes.proxies
+        }
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        proxy = self._routes.proxy_for(request.url)
+        transport = self._direct if proxy is None else self._through[proxy]
+        return await transport.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        for transport in (self._direct, *self._through.values()):
+            await transport.aclose()
