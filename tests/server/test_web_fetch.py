@@ -325,12 +325,26 @@ async def test_lenient_arguments_are_coerced_and_clamped(client: Client, origin:
     assert error_code(bad) == "invalid_argument" and "markdown, text, html" in text_of(bad)
 
 
+async def test_max_length_zero_or_less_means_the_default_page(client: Client, origin: Origin) -> None:
+    """A model that sends 0 means "no limit" or made a mistake; one character would be useless.
+    It gets the default page (8000 characters), as when max_length is left out."""
+    url = origin.serve("/zero", long_markdown_html())
+    default = await client.call_tool("web_fetch", {"url": url})
+    assert not default.is_error, text_of(default)
+    for value in (0, "0", -3):
+        result = await client.call_tool("web_fetch", {"url": url, "max_length": value})
+        assert not result.is_error, text_of(result)
+        assert result.structured_content["next_start_index"] == default.structured_content["next_start_index"]
+        assert result.structured_content["next_start_index"] > 1000
+
+
 async def test_tool_listing_publishes_contract(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     fetch = tools["web_fetch"]
     props = fetch.input_schema["properties"]
     assert fetch.input_schema["required"] == ["url"]
-    assert props["max_length"]["maximum"] == 100000 and props["max_length"]["minimum"] == 1
+    assert props["max_length"]["maximum"] == 100000 and props["max_length"]["minimum"] == 0
+    assert "0 means the default (8000)" in props["max_length"]["description"]
     assert props["format"]["enum"] == ["markdown", "text", "html"]
     assert fetch.output_schema is not None
     assert {"final_url", "next_start_index", "total_length", "cached"} <= set(

@@ -69,10 +69,13 @@ WEB_FETCH_INPUT_SCHEMA: dict[str, Any] = {
         },
         "max_length": {
             "type": "integer",
-            "minimum": 1,
+            "minimum": 0,
             "maximum": FETCH_MAX_LENGTH_LIMIT,
             "default": FETCH_MAX_LENGTH_DEFAULT,
-            "description": "Most characters to return in this call.",
+            "description": (
+                f"Most characters to return in this call; 0 means the default ({FETCH_MAX_LENGTH_DEFAULT}). "
+                "Ask for more pages with start_index rather than one huge page."
+            ),
         },
         "main_content": {
             "type": "boolean",

@@ -256,8 +256,16 @@ async def web_fetch(
         raise InvalidURL("url is required: pass the http or https address of the page to fetch.")
     output_format = as_choice(format, "format", choices=OUTPUT_FORMATS, default="markdown")
     start = as_int(start_index, "start_index", default=0, minimum=0)
-    length = as_int(
-        max_length, "max_length", default=FETCH_MAX_LENGTH_DEFAULT, minimum=1, maximum=FETCH_MAX_LENGTH_LIMIT
+    # 0 (or less) from a model means "no limit" or a slip; a one-character page serves neither.
+    length = (
+        as_int(
+            max_length,
+            "max_length",
+            default=FETCH_MAX_LENGTH_DEFAULT,
+            minimum=0,
+            maximum=FETCH_MAX_LENGTH_LIMIT,
+        )
+        or FETCH_MAX_LENGTH_DEFAULT
     )
     main = as_bool(main_content, "main_content", default=True)
     fresh = as_bool(refresh, "refresh", default=False)
