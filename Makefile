@@ -21,7 +21,7 @@ stdio: $(BIN)/.installed
 	$(BIN)/mcp-server-web
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/mypy src
 
 test: lint
