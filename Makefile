@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 ARGS ?= --transport http --host 127.0.0.1 --port 8000
 
-.PHONY: run stdio test lint bench load inspector clean
+.PHONY: run stdio test lint bench load inspector conformance clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,5 +38,8 @@ load: $(BIN)/.installed
 inspector:
 	scripts/install-inspector
 
+conformance:
+	scripts/install-conformance
+
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .inspector
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .inspector .conformance/node_modules

@@ -187,7 +187,12 @@ OPTIONS: tuple[Option, ...] = (
         "allowed_hosts", "MCP_WEB_ALLOWED_HOSTS", _parse_list, "Host header allow-list (host or host:port)"
     ),
     Option("allowed_origins", "MCP_WEB_ALLOWED_ORIGINS", _parse_list, "Origin header allow-list"),
-    Option("max_concurrency", "MCP_WEB_MAX_CONCURRENCY", _positive_int, "tool calls served at once"),
+    Option(
+        "max_concurrency",
+        "MCP_WEB_MAX_CONCURRENCY",
+        _positive_int,
+        "tool calls and prompt fetches served at once",
+    ),
     Option(
         "max_connections",
         "MCP_WEB_MAX_CONNECTIONS",

@@ -14,6 +14,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.server.conftest import error_code, fenced_text, text_of
+from tests.server.test_protocol import DECLARED, capabilities, prompt_text
 from tests.support.origin import Origin
 from tests.support.samples import ARTICLE_TITLE, article_html
 
@@ -66,6 +67,9 @@ async def _exercise(client: Client, origin: Origin) -> None:
     assert result.structured_content["status"] == 200
     refused = await client.call_tool("web_fetch", {"url": "http://192.168.1.1/"})
     assert error_code(refused) == "blocked_address"
+    assert capabilities(client) == DECLARED
+    prompted = await client.get_prompt("fetch", {"url": origin.serve("/b", article_html())})
+    assert f"# {ARTICLE_TITLE}" in fenced_text(prompt_text(prompted))
 
 
 async def test_stdio_transport(origin: Origin) -> None:

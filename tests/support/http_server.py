@@ -76,8 +76,11 @@ def running_http_server(*args: str, **env: str) -> Iterator[RunningServer]:
 
 
 @asynccontextmanager
-async def http_client(url: str, token: str | None = None, **headers: str) -> AsyncIterator[Client]:
-    """The SDK's Client over streamable HTTP, optionally with a bearer token.
+async def http_client(
+    url: str, token: str | None = None, *, mode: str = "auto", **headers: str
+) -> AsyncIterator[Client]:
+    """The SDK's Client over streamable HTTP, optionally with a bearer token; mode is the Client's
+    (``legacy``: the initialize handshake; ``auto``: server/discover first).
 
     No session-terminating DELETE on close: the server is stateless, and a test that stops the
     server mid-call must not fail on the client's goodbye.
@@ -86,6 +89,9 @@ async def http_client(url: str, token: str | None = None, **headers: str) -> Asy
         headers["Authorization"] = f"Bearer {token}"
     async with (
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http,
-        Client(streamable_http_client(url, http_client=http, terminate_on_close=False)) as client,
+        Client(
+            streamable_http_client(url, http_client=http, terminate_on_close=False),
+            mode=mode,  # type: ignore[arg-type]
+        ) as client,
     ):
         yield client

@@ -17,7 +17,7 @@ from mcp_server_web.fetch.net.proxy import ProxyRoutes, RoutedTransport
 from mcp_server_web.fetch.net.resolution import Resolver
 from mcp_server_web.fetch.net.urls import MAX_URL_LENGTH, parse_url
 from mcp_server_web.fetch.service import CONVERSION_JOB, FetchService
-from mcp_server_web.fetch.types import OUTPUT_FORMATS, SNAPSHOT_LENGTH, FetchResponse
+from mcp_server_web.fetch.types import OUTPUT_FORMATS, SNAPSHOT_LENGTH, FetchResponse, OutputFormat
 from mcp_server_web.fetch.workers import ConversionPool, PoolStatus
 from mcp_server_web.identity import DEFAULT_USER_AGENT, ROBOTS_TOKEN
 
@@ -38,6 +38,7 @@ __all__ = [
     "FetchResponse",
     "FetchService",
     "Fetcher",
+    "OutputFormat",
     "PoolStatus",
     "ProxyRoutes",
     "Resolver",

@@ -1,16 +1,26 @@
-"""MCP-level middleware: per-connection tool narrowing and the cap on concurrent tool calls."""
+"""MCP-level middleware: per-connection tool narrowing and the cap on concurrent tool calls (and
+prompt fetches)."""
 
 from __future__ import annotations
 
 import logging
 import math
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp_types import CallToolResult, ListToolsResult, TextContent
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    GetPromptResult,
+    ListPromptsResult,
+    ListToolsResult,
+    PromptMessage,
+    TextContent,
+)
 
 from mcp_server_web.errors import InvalidArgument, RateLimited, WebToolError
 
@@ -55,13 +65,15 @@ def _error(error: WebToolError) -> CallToolResult:
 
 
 class ToolSelection:
-    """Hides and refuses the tools a connection's ?tools= left out."""
+    """Hides and refuses the tools a connection's ?tools= left out, and the prompts that take
+    those tools' paths (`prompt_tools`: prompt name -> its tool)."""
 
-    def __init__(self, enabled: Collection[str]) -> None:
+    def __init__(self, enabled: Collection[str], prompt_tools: Mapping[str, str] | None = None) -> None:
         self._enabled = frozenset(enabled)
+        self._prompt_tools = dict(prompt_tools or {})
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method not in ("tools/list", "tools/call"):
+        if ctx.method not in ("tools/list", "tools/call", "prompts/list", "prompts/get"):
             return await call_next(ctx)
         selection = _selection_of(ctx, self._enabled)
         if selection is None:
@@ -73,13 +85,30 @@ class ToolSelection:
                     InvalidArgument(f"tool {name!r} is not available on this connection (?tools=).")
                 )
             return await call_next(ctx)
+        if ctx.method == "prompts/get":
+            name = (ctx.params or {}).get("name")
+            tool = self._prompt_tools.get(name) if isinstance(name, str) else None
+            if tool is not None and tool not in selection:
+                raise MCPError(
+                    INVALID_PARAMS,
+                    f"prompt {name!r} is not available on this connection (?tools= leaves out {tool}).",
+                )
+            return await call_next(ctx)
         listed = await call_next(ctx)
-        # Handlers may answer with the result model or with its wire dict; narrow either.
-        if isinstance(listed, ListToolsResult):
-            return listed.model_copy(update={"tools": [t for t in listed.tools if t.name in selection]})
-        if isinstance(listed, dict) and isinstance(listed.get("tools"), list):
-            return {**listed, "tools": [t for t in listed["tools"] if t.get("name") in selection]}
-        return listed
+        if ctx.method == "prompts/list":
+            return _narrowed(listed, "prompts", lambda name: self._prompt_tools.get(name) in selection)
+        return _narrowed(listed, "tools", lambda name: name in selection)
+
+
+def _narrowed(listed: HandlerResult, key: str, keep: Callable[[Any], bool]) -> HandlerResult:
+    """A tools/list or prompts/list answer with only the entries `keep` accepts."""
+    # Handlers may answer with the result model or with its wire dict; narrow either.
+    if isinstance(listed, ListToolsResult | ListPromptsResult):
+        entries = getattr(listed, key)
+        return listed.model_copy(update={key: [entry for entry in entries if keep(entry.name)]})
+    if isinstance(listed, dict) and isinstance(listed.get(key), list):
+        return {**listed, key: [entry for entry in listed[key] if keep(entry.get("name"))]}
+    return listed
 
 
 class ConcurrencyLimit:
@@ -101,19 +130,27 @@ class ConcurrencyLimit:
         return int(self._limiter.borrowed_tokens)
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method != "tools/call":
+        # A prompt fetch does a tool's work (prompts.py), so it counts against the same cap.
+        if ctx.method not in ("tools/call", "prompts/get"):
             return await call_next(ctx)
         token = object()
         try:
             self._limiter.acquire_on_behalf_of_nowait(token)
         except anyio.WouldBlock:
             self._log_refusal()
-            return _error(
-                RateLimited(
-                    f"the server is already running {self.limit} tool calls (MCP_WEB_MAX_CONCURRENCY); "
-                    "try again in a moment."
-                )
+            refusal = RateLimited(
+                f"the server is already running {self.limit} tool calls (MCP_WEB_MAX_CONCURRENCY); "
+                "try again in a moment."
             )
+            if ctx.method == "prompts/get":
+                # A prompt's failures are its answer, as for a failed fetch (prompts.py).
+                return GetPromptResult(
+                    description="Refused: the server is busy",
+                    messages=[
+                        PromptMessage(role="user", content=TextContent(type="text", text=str(refusal)))
+                    ],
+                )
+            return _error(refusal)
         try:
             return await call_next(ctx)
         finally:

@@ -21,7 +21,7 @@ from mcp_types import CallToolResult, TextContent
 
 from mcp_server_web.config import KNOWN_PROVIDERS
 from mcp_server_web.errors import InvalidArgument, InvalidURL, WebToolError
-from mcp_server_web.fetch import MAX_URL_LENGTH, OUTPUT_FORMATS, SNAPSHOT_LENGTH
+from mcp_server_web.fetch import MAX_URL_LENGTH, OUTPUT_FORMATS, SNAPSHOT_LENGTH, OutputFormat
 from mcp_server_web.providers import TIME_RANGES, TOPICS, SearchQuery, SearchResult
 from mcp_server_web.server.advice import advised
 from mcp_server_web.server.arguments import as_bool, as_choice, as_domains, as_int, as_text
@@ -60,10 +60,16 @@ NOTE_LIMIT = 500
 page chose (the id of a script its text was recovered from)."""
 
 
+INTERNAL_ERROR_TEXT = "internal_error: the {what} failed unexpectedly; the server log has the details."
+
+
+def error_text(error: WebToolError) -> str:
+    """An error as the client reads it: its code, its sentence, and the operator's way out."""
+    return one_line(advised(error), ERROR_TEXT_LIMIT)
+
+
 def error_result(error: WebToolError) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=one_line(advised(error), ERROR_TEXT_LIMIT))], is_error=True
-    )
+    return CallToolResult(content=[TextContent(type="text", text=error_text(error))], is_error=True)
 
 
 def reports_errors(tool: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Awaitable[CallToolResult]]:
@@ -80,12 +86,7 @@ def reports_errors(tool: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, 
             # The details stay in the server log; the client gets a stable code and a sentence.
             logger.exception("%s crashed", tool.__name__)
             return CallToolResult(
-                content=[
-                    TextContent(
-                        type="text",
-                        text="internal_error: the tool failed unexpectedly; the server log has the details.",
-                    )
-                ],
+                content=[TextContent(type="text", text=INTERNAL_ERROR_TEXT.format(what="tool"))],
                 is_error=True,
             )
 
@@ -274,7 +275,8 @@ async def web_fetch(
     async def progress(fraction: float, message: str) -> None:
         await ctx.report_progress(fraction, 1.0, message)
 
-    result = await services_of(ctx).fetch.fetch_page(
+    text, output = await read_page(
+        services_of(ctx),
         url,
         output_format=output_format,
         main_content=main,
@@ -282,6 +284,39 @@ async def web_fetch(
         max_length=length,
         refresh=fresh,
         snapshot=version,
+        progress=progress,
+    )
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=output.model_dump(mode="json"),
+    )
+
+
+Progress = Callable[[float, str], Awaitable[None]]
+
+
+async def read_page(
+    services: Services,
+    url: str,
+    *,
+    output_format: OutputFormat = "markdown",
+    main_content: bool = True,
+    start_index: int = 0,
+    max_length: int = FETCH_MAX_LENGTH_DEFAULT,
+    refresh: bool = False,
+    snapshot: str | None = None,
+    progress: Progress,
+) -> tuple[str, WebFetchOutput]:
+    """One page of the document at url, as web_fetch answers it: the text the model reads and the
+    structured output. The one path of web_fetch and of the fetch prompt (server/prompts.py)."""
+    result = await services.fetch.fetch_page(
+        url,
+        output_format=output_format,
+        main_content=main_content,
+        start_index=start_index,
+        max_length=max_length,
+        refresh=refresh,
+        snapshot=snapshot,
         progress=progress,
     )
     document, page = result.document, result.page
@@ -310,10 +345,7 @@ async def web_fetch(
         fetched_at=document.fetched_at,
         warnings=[one_line(warning, NOTE_LIMIT) for warning in document.warnings],
     )
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=output.model_dump(mode="json"),
-    )
+    return text, output
 
 
 WEB_SEARCH_TOOL = ToolSpec(
