@@ -152,6 +152,25 @@ def test_bad_setting_exits_2() -> None:
     assert out.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("args", "env", "named"),
+    [
+        (["fetch", "http://example.com/", "--timeout", "nan"], {}, "--timeout"),
+        (["--search-deadline=-Infinity", "doctor"], {}, "--search-deadline"),
+        (["doctor"], {"MCP_WEB_TIMEOUT": "inf"}, "MCP_WEB_TIMEOUT"),
+        ([], {"MCP_WEB_CACHE_MAX_MB": "NaN"}, "MCP_WEB_CACHE_MAX_MB"),
+    ],
+)
+def test_nan_and_infinity_settings_exit_2_naming_the_setting(
+    args: list[str], env: dict[str, str], named: str
+) -> None:
+    out = run_cli(*args, env=clean_env(**env))
+    assert out.returncode == 2, out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert named in last and "finite" in last, out.stderr
+    assert out.stdout == ""
+
+
 # --------------------------------------------------------------------------------------------
 # search
 # --------------------------------------------------------------------------------------------

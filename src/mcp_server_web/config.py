@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,8 +56,10 @@ def _positive_float(raw: str) -> float:
         value = float(raw)
     except ValueError as exc:
         raise ConfigError(f"expected a number, got {raw!r}") from exc
-    if value <= 0:
-        raise ConfigError(f"expected a positive number, got {raw!r}")
+    # float() reads "nan", "inf" and "1e999" as numbers; no timeout or size can be one (a NaN
+    # deadline fails every call it guards, far from the setting that caused it).
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"expected a finite positive number, got {raw!r}")
     return value
 
 
