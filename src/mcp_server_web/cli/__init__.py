@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from mcp_server_web import __version__
 from mcp_server_web.config import (
     KNOWN_PROVIDERS,
-    OPTIONS,
     OPTIONS_BY_ATTR,
     Settings,
     add_setting_flags,
     check_exposure,
+    fold_switch_values,
     settings_from_namespace,
 )
 from mcp_server_web.errors import ConfigError
@@ -113,17 +113,17 @@ def _add_setting_flags_to_command(command: argparse.ArgumentParser) -> None:
     SUPPRESS as the default matters: argparse copies a subcommand's defaults over what the main
     parser already read, so a None default here would erase ``--timeout 5 fetch URL``.
     """
-    group = command.add_argument_group("settings (each also read from its environment variable)")
-    for option in OPTIONS:
-        if option.cli_flag in command._option_string_actions:
-            continue  # the command's own option of that name wins
-        group.add_argument(
-            option.cli_flag,
-            dest=f"setting_{option.attr}",
-            metavar="VALUE",
-            default=argparse.SUPPRESS,
-            help=f"{option.help} [{option.env}]",
-        )
+    add_setting_flags(command, default=argparse.SUPPRESS)
+
+
+def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line read by ``parser``, with yes/no flags written the old way ("--allow-private
+    true") read as the switches they mean."""
+    try:
+        args = fold_switch_values(sys.argv[1:] if argv is None else argv)
+    except ConfigError as exc:
+        parser.error(str(exc))  # exits with status 2
+    return parser.parse_args(args)
 
 
 def _whole_number(raw: str, minimum: int) -> int:
@@ -170,7 +170,7 @@ def _one_shot_log_level(namespace: argparse.Namespace, settings: Settings) -> st
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    namespace = parser.parse_args(argv)
+    namespace = parse_arguments(parser, argv)
     try:
         settings = settings_from_namespace(namespace)
     except ConfigError as exc:
