@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import socket
 import sys
 from collections.abc import Sequence
 
@@ -28,6 +29,10 @@ from mcp_server_web.config import (
 from mcp_server_web.errors import ConfigError
 
 logger = logging.getLogger("mcp_server_web")
+
+EXIT_CANNOT_LISTEN = 3
+"""Serving over HTTP, the address could not be bound (a port in use, a privileged port, an address
+this machine does not have). 2 is a setting that cannot be read, as argparse exits with."""
 
 # The values the tools accept; repeated here (not imported from the tool modules) so that
 # building the parser stays free of heavy imports.
@@ -144,7 +149,7 @@ def _positive_int(raw: str) -> int:
     return _whole_number(raw, 1)
 
 
-def serve(settings: Settings) -> None:
+def serve(settings: Settings, listeners: list[socket.socket] | None = None) -> None:
     import anyio
 
     from mcp_server_web.server.app import build_server
@@ -153,7 +158,7 @@ def serve(settings: Settings) -> None:
     if settings.transport == "http":
         from mcp_server_web.server.http import serve_http
 
-        anyio.run(serve_http, server, settings)
+        anyio.run(serve_http, server, settings, listeners)
     else:
         from mcp_server_web.server.stdio import serve_stdio
 
@@ -189,9 +194,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         parser.error(str(exc))
     configure_logging(settings.log_level)
+    listeners = None
+    if settings.transport == "http":
+        from mcp_server_web.server.listen import CannotListen, bind_listeners
+
+        try:
+            listeners = bind_listeners(settings.host, settings.port)
+        except CannotListen as exc:
+            logger.error("%s", exc)
+            return EXIT_CANNOT_LISTEN
     logger.info("mcp-server-web %s starting (%s transport)", __version__, settings.transport)
     try:
-        serve(settings)
+        serve(settings, listeners)
     except KeyboardInterrupt:
         return 130
     return 0
