@@ -420,3 +420,10 @@ def test_subcommand_help_is_fast() -> None:
         env=clean_env(),
     )
     assert probe.stdout.strip() == "[]"
+
+
+def test_doctor_says_what_a_listed_provider_lacks_when_none_is_left() -> None:
+    out = run_cli("doctor", env=clean_env(MCP_WEB_SEARCH_PROVIDERS="tavily"))
+    assert out.returncode == 0, out.stderr
+    line = next(line for line in out.stdout.splitlines() if line.startswith("  none:"))
+    assert "TAVILY_API_KEY" in line and "set MCP_WEB_SEARCH_PROVIDERS" not in line, line
