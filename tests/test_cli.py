@@ -427,3 +427,33 @@ def test_doctor_says_what_a_listed_provider_lacks_when_none_is_left() -> None:
     assert out.returncode == 0, out.stderr
     line = next(line for line in out.stdout.splitlines() if line.startswith("  none:"))
     assert "TAVILY_API_KEY" in line and "set MCP_WEB_SEARCH_PROVIDERS" not in line, line
+
+
+# --------------------------------------------------------------------------------------------
+# log levels
+# --------------------------------------------------------------------------------------------
+
+# readability logs "ruthless removal did not work" at INFO for a page whose paragraphs are all
+# too short to score; it does so in the conversion worker process.
+TERSE_PAGE = "<html><head><title>Short</title></head><body><p>Hello there.</p><p>Hi.</p></body></html>"
+READABILITY_INFO = "readability.readability: ruthless removal did not work"
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "shown"),
+    [
+        ([], {}, False),  # a one-shot command's own default: warnings only
+        (["--log-level", "error"], {}, False),
+        ([], {"MCP_WEB_LOG_LEVEL": "warning"}, False),
+        (["--log-level", "info"], {}, True),
+        ([], {"MCP_WEB_LOG_LEVEL": "debug"}, True),
+    ],
+)
+def test_libraries_log_at_our_level_in_the_conversion_workers_too(
+    origin: Origin, flags: list[str], env: dict[str, str], shown: bool
+) -> None:
+    url = origin.serve("/terse", TERSE_PAGE)
+    out = run_cli("fetch", url, "--allow-cidrs", "127.0.0.1/32", *flags, env=clean_env(**env))
+    assert out.returncode == 0, out.stderr
+    assert "Hello there." in out.stdout
+    assert (READABILITY_INFO in out.stderr) is shown, out.stderr

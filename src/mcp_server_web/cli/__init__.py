@@ -15,6 +15,7 @@ import os
 import socket
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from mcp_server_web import __version__
 from mcp_server_web.config import (
@@ -184,7 +185,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     command = namespace.command or "serve"
     if command != "serve":
-        configure_logging(_one_shot_log_level(namespace, settings))
+        # Into the settings, not only this process's logging: the conversion workers and the
+        # server a command runs take their level from there.
+        settings = replace(settings, log_level=_one_shot_log_level(namespace, settings))
+        configure_logging(settings.log_level)
         from mcp_server_web.cli.commands import run_command
 
         return run_command(command, namespace, settings)
