@@ -457,3 +457,8 @@ def test_libraries_log_at_our_level_in_the_conversion_workers_too(
     assert out.returncode == 0, out.stderr
     assert "Hello there." in out.stdout
     assert (READABILITY_INFO in out.stderr) is shown, out.stderr
+
+
+def test_doctor_shows_the_log_level_a_server_would_use() -> None:
+    out = run_cli("doctor")
+    assert re.search(r"^  MCP_WEB_LOG_LEVEL +\= info$", out.stdout, re.M), out.stdout

@@ -185,10 +185,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     command = namespace.command or "serve"
     if command != "serve":
-        # Into the settings, not only this process's logging: the conversion workers and the
-        # server a command runs take their level from there.
-        settings = replace(settings, log_level=_one_shot_log_level(namespace, settings))
-        configure_logging(settings.log_level)
+        level = _one_shot_log_level(namespace, settings)
+        configure_logging(level)
+        if command != "doctor":  # doctor shows the settings a server would run with
+            # The server fetch and search run, and its conversion workers, take their level
+            # from the settings, not from this process's logging.
+            settings = replace(settings, log_level=level)
         from mcp_server_web.cli.commands import run_command
 
         return run_command(command, namespace, settings)
