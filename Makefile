@@ -8,17 +8,22 @@ ARGS ?= --transport http --host 127.0.0.1 --port 8000
 
 .PHONY: run stdio test lint bench load inspector conformance clean
 
+# On `make stdio` stdout is the MCP protocol channel from its first byte, first run included: the
+# set-up echoes no command (@) and sends all it prints to stderr. A client running make from
+# another directory passes -s (make -s -C /path/to/checkout stdio): make -C prints "Entering
+# directory" on stdout itself, before it reads this file.
 $(BIN)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	touch $@
+	@echo "setting up $(VENV) (first run only)" >&2
+	@$(PYTHON) -m venv $(VENV) >&2
+	@$(BIN)/python -m pip install --quiet --upgrade pip >&2
+	@$(BIN)/python -m pip install --quiet -e ".[dev]" >&2
+	@touch $@
 
 run: $(BIN)/.installed
 	$(BIN)/mcp-server-web $(ARGS)
 
 stdio: $(BIN)/.installed
-	$(BIN)/mcp-server-web
+	@exec $(BIN)/mcp-server-web
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check src tests bench scripts

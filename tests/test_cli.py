@@ -11,12 +11,13 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import fields
 from typing import Any
 
 import pytest
 
-from mcp_server_web.cli import build_parser
-from mcp_server_web.config import OPTIONS, OPTIONS_BY_ATTR
+from mcp_server_web.cli import build_parser, parse_arguments
+from mcp_server_web.config import OPTIONS, OPTIONS_BY_ATTR, Option, Settings, settings_from_namespace
 from tests.support.fakes.base import FakeProvider, sample_results
 from tests.support.origin import Origin
 from tests.support.samples import ARTICLE_TITLE, article_html, long_markdown_html
@@ -152,6 +153,25 @@ def test_bad_setting_exits_2() -> None:
     assert out.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("args", "env", "named"),
+    [
+        (["fetch", "http://example.com/", "--timeout", "nan"], {}, "--timeout"),
+        (["--search-deadline=-Infinity", "doctor"], {}, "--search-deadline"),
+        (["doctor"], {"MCP_WEB_TIMEOUT": "inf"}, "MCP_WEB_TIMEOUT"),
+        ([], {"MCP_WEB_CACHE_MAX_MB": "NaN"}, "MCP_WEB_CACHE_MAX_MB"),
+    ],
+)
+def test_nan_and_infinity_settings_exit_2_naming_the_setting(
+    args: list[str], env: dict[str, str], named: str
+) -> None:
+    out = run_cli(*args, env=clean_env(**env))
+    assert out.returncode == 2, out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert named in last and "finite" in last, out.stderr
+    assert out.stdout == ""
+
+
 # --------------------------------------------------------------------------------------------
 # search
 # --------------------------------------------------------------------------------------------
@@ -279,6 +299,107 @@ def test_setting_flags_parse_on_either_side_of_the_command(argv: list[str], expe
         assert getattr(namespace, name) == value
 
 
+BOOLEAN = [
+    OPTIONS_BY_ATTR[f.name] for f in fields(Settings) if f.type == "bool" and f.name in OPTIONS_BY_ATTR
+]
+
+
+def test_every_yes_no_setting_is_found() -> None:
+    assert {"allow_private", "respect_robots", "allow_unauthenticated_remote"} <= {o.attr for o in BOOLEAN}
+
+
+@pytest.mark.parametrize("option", BOOLEAN, ids=lambda option: option.attr)
+def test_yes_no_settings_are_switches(option: Option) -> None:
+    """--x turns it on and --no-x off, before or after a command, and either wins over the
+    variable; a bare switch does not swallow the command that follows it."""
+    negative = "--no-" + option.cli_flag.removeprefix("--")
+    for argv, expected in (
+        ([option.cli_flag, "doctor"], True),
+        ([negative, "doctor"], False),
+        (["doctor", option.cli_flag], True),
+        (["fetch", "http://x/", negative], False),
+        ([option.cli_flag], True),
+    ):
+        for variable in ("true", "false"):
+            namespace = build_parser().parse_args(argv)
+            settings = settings_from_namespace(namespace, {option.env: variable})
+            assert getattr(settings, option.attr) is expected, (argv, variable)
+            assert namespace.command == next((word for word in argv if word in ("doctor", "fetch")), None)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--allow-private", "true", "doctor"], True),
+        (["--allow-private", "False", "doctor"], False),
+        (["doctor", "--allow-private", "no"], False),
+        (["fetch", "http://x/", "--allow-private", "1"], True),
+        (["--allow-private=off", "doctor"], False),
+        (["--allow-private=yes"], True),
+    ],
+)
+def test_yes_no_settings_still_take_a_value_as_they_used_to(argv: list[str], expected: bool) -> None:
+    # Configs written when these flags took a value keep working, with the same spellings the
+    # environment variables accept.
+    namespace = parse_arguments(build_parser(), argv)
+    assert settings_from_namespace(namespace, {}).allow_private is expected
+    assert namespace.command == next((word for word in argv if word in ("doctor", "fetch")), None)
+
+
+def test_a_yes_no_flag_with_a_value_it_cannot_mean_is_a_clear_error() -> None:
+    out = run_cli("--respect-robots=maybe", "doctor")
+    assert out.returncode == 2
+    assert "--respect-robots" in out.stderr and "expected true or false" in out.stderr
+    assert out.stdout == ""
+
+
+def test_a_switch_before_the_command_reaches_the_command(origin: Origin) -> None:
+    url = origin.serve("/article", article_html())
+    out = run_cli("--allow-private", "fetch", url)
+    assert out.returncode == 0, out.stderr
+    assert f"# {ARTICLE_TITLE}" in out.stdout
+    refused = run_cli("--allow-private", "fetch", url, "--no-allow-private")
+    assert refused.returncode == 1 and refused.stderr.startswith("blocked_address:")
+
+
+def help_entries(text: str) -> dict[str, str]:
+    """--help's option entries by flag (each spelling of a switch), lines joined, spaces collapsed."""
+    entries: dict[str, str] = {}
+    # An entry starts at a line indented by two and goes on with the lines indented further.
+    for chunk in re.split(r"\n(?=  -|\S)", text):
+        if chunk.startswith("  -"):
+            head = re.split(r"\s{2,}", chunk.strip(), maxsplit=1)[0]
+            for flag in re.findall(r"(?:^|, )(--?[a-z][a-z0-9-]*)", head):
+                entries[flag] = " ".join(chunk.split())
+    return entries
+
+
+@pytest.mark.parametrize("command", [[], ["fetch"], ["doctor"]])
+def test_help_gives_each_setting_its_variable_accepted_values_and_default(command: list[str]) -> None:
+    out = run_cli(*command, "--help", env=clean_env(COLUMNS="100"))
+    assert out.returncode == 0, out.stderr
+    entries = help_entries(out.stdout)
+    for option in OPTIONS:
+        entry = entries.get(option.cli_flag)
+        assert entry, f"{option.cli_flag} missing from --help"
+        assert option.env in entry and "default: " in entry, entry
+    for flag, fragments in {
+        "--transport": ["stdio, http", "default: stdio"],
+        "--port": ["0 to 65535", "default: 8000"],
+        "--timeout": ["a number > 0", "default: 30]"],
+        "--max-concurrency": ["a whole number > 0", "default: 32]"],
+        "--log-level": ["debug, info, warning, error", "default: info"],
+        "--tools": ["web_search, web_fetch, http_request", "default: web_search,web_fetch"],
+        "--allow-private": ["--no-allow-private", "true or false", "default: false"],
+        "--respect-robots": ["--no-respect-robots", "default: true"],
+        "--allow-cidrs": ["default: none"],
+        "--brave-api-key": ["default: unset"],
+    }.items():
+        for fragment in fragments:
+            assert fragment in entries[flag], (fragment, entries[flag])
+    assert entries["--no-allow-private"] == entries["--allow-private"]
+
+
 def test_subcommand_help_is_fast() -> None:
     started = time.monotonic()
     out = run_cli("fetch", "--help")
@@ -299,3 +420,45 @@ def test_subcommand_help_is_fast() -> None:
         env=clean_env(),
     )
     assert probe.stdout.strip() == "[]"
+
+
+def test_doctor_says_what_a_listed_provider_lacks_when_none_is_left() -> None:
+    out = run_cli("doctor", env=clean_env(MCP_WEB_SEARCH_PROVIDERS="tavily"))
+    assert out.returncode == 0, out.stderr
+    line = next(line for line in out.stdout.splitlines() if line.startswith("  none:"))
+    assert "TAVILY_API_KEY" in line and "set MCP_WEB_SEARCH_PROVIDERS" not in line, line
+
+
+# --------------------------------------------------------------------------------------------
+# log levels
+# --------------------------------------------------------------------------------------------
+
+# readability logs "ruthless removal did not work" at INFO for a page whose paragraphs are all
+# too short to score; it does so in the conversion worker process.
+TERSE_PAGE = "<html><head><title>Short</title></head><body><p>Hello there.</p><p>Hi.</p></body></html>"
+READABILITY_INFO = "readability.readability: ruthless removal did not work"
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "shown"),
+    [
+        ([], {}, False),  # a one-shot command's own default: warnings only
+        (["--log-level", "error"], {}, False),
+        ([], {"MCP_WEB_LOG_LEVEL": "warning"}, False),
+        (["--log-level", "info"], {}, True),
+        ([], {"MCP_WEB_LOG_LEVEL": "debug"}, True),
+    ],
+)
+def test_libraries_log_at_our_level_in_the_conversion_workers_too(
+    origin: Origin, flags: list[str], env: dict[str, str], shown: bool
+) -> None:
+    url = origin.serve("/terse", TERSE_PAGE)
+    out = run_cli("fetch", url, "--allow-cidrs", "127.0.0.1/32", *flags, env=clean_env(**env))
+    assert out.returncode == 0, out.stderr
+    assert "Hello there." in out.stdout
+    assert (READABILITY_INFO in out.stderr) is shown, out.stderr
+
+
+def test_doctor_shows_the_log_level_a_server_would_use() -> None:
+    out = run_cli("doctor")
+    assert re.search(r"^  MCP_WEB_LOG_LEVEL +\= info$", out.stdout, re.M), out.stdout

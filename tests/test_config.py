@@ -1,10 +1,18 @@
 from __future__ import annotations
 
+from dataclasses import fields
 from ipaddress import ip_network
 
 import pytest
 
-from mcp_server_web.config import ConfigError, check_exposure, load_settings
+from mcp_server_web.config import (
+    OPTIONS_BY_ATTR,
+    ConfigError,
+    Option,
+    Settings,
+    check_exposure,
+    load_settings,
+)
 
 
 def test_defaults_match_the_contract() -> None:
@@ -76,3 +84,32 @@ def test_http_off_loopback_needs_a_token_or_a_loud_opt_out() -> None:
     check_exposure(load_settings(remote, {"MCP_WEB_ALLOW_UNAUTHENTICATED_REMOTE": "true"}))
     check_exposure(load_settings({"transport": "http", "host": "::1"}, {}))
     check_exposure(load_settings({"host": "0.0.0.0"}, {}))  # stdio: the host is not used
+
+
+NUMERIC = [
+    OPTIONS_BY_ATTR[field.name]
+    for field in fields(Settings)
+    if field.type in ("int", "float", "int | None") and field.name in OPTIONS_BY_ATTR
+]
+NOT_NUMBERS = ("nan", "NaN", "-nan", "+NAN", "inf", "INF", "+inf", "-inf", "Infinity", "-infinity", "1e999")
+
+
+def test_every_numeric_setting_is_covered() -> None:
+    # The timeouts, sizes, counts and the port: the list above is read from Settings' types.
+    assert {"timeout", "port", "max_concurrency", "search_deadline", "conversion_max_mb"} <= {
+        option.attr for option in NUMERIC
+    }
+
+
+@pytest.mark.parametrize("option", NUMERIC, ids=lambda option: option.attr)
+def test_nan_and_infinity_are_refused_from_flags_and_environment(option: Option) -> None:
+    for raw in NOT_NUMBERS:
+        with pytest.raises(ConfigError) as from_env:
+            load_settings({}, {option.env: raw})
+        assert str(from_env.value).startswith(f"{option.env}: ")
+        assert repr(raw) in str(from_env.value) and "expected" in str(from_env.value)
+        with pytest.raises(ConfigError) as from_flag:
+            load_settings({option.attr: raw}, {})
+        assert str(from_flag.value).startswith(f"{option.cli_flag}: ")
+    # Ordinary values still go through.
+    assert load_settings({}, {option.env: "8"}).value(option) == 8

@@ -22,7 +22,8 @@ def test_every_setting_is_in_the_readme_table_with_its_flag() -> None:
     missing = []
     for option in OPTIONS:
         row = next((row for row in rows if re.search(rf"`{option.env}`", row.split("|")[1])), None)
-        if row is None or f"`{option.cli_flag}`" not in row:
+        spellings = [option.cli_flag, *([option.negative_flag] if option.negative_flag else [])]
+        if row is None or any(f"`{flag}`" not in row for flag in spellings):
             missing.append(f"{option.env} ({option.cli_flag})")
     assert not missing, f"settings missing from README's configuration table: {missing}"
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,11 +28,15 @@ KNOWN_PROVIDERS = tuple(spec.name for spec in PROVIDERS)
 """Declared once, in providers/registry.py, as are each provider's settings below."""
 
 
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off", "")
+
+
 def _parse_bool(raw: str) -> bool:
     value = raw.strip().lower()
-    if value in ("1", "true", "yes", "on"):
+    if value in TRUE_WORDS:
         return True
-    if value in ("0", "false", "no", "off", ""):
+    if value in FALSE_WORDS:
         return False
     raise ConfigError(f"expected true or false, got {raw!r}")
 
@@ -55,8 +60,10 @@ def _positive_float(raw: str) -> float:
         value = float(raw)
     except ValueError as exc:
         raise ConfigError(f"expected a number, got {raw!r}") from exc
-    if value <= 0:
-        raise ConfigError(f"expected a positive number, got {raw!r}")
+    # float() reads "nan", "inf" and "1e999" as numbers; no timeout or size can be one (a NaN
+    # deadline fails every call it guards, far from the setting that caused it).
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"expected a finite positive number, got {raw!r}")
     return value
 
 
@@ -80,27 +87,6 @@ def _positive_int(raw: str) -> int:
     return value
 
 
-def _choice(*allowed: str) -> Callable[[str], str]:
-    def parse(raw: str) -> str:
-        value = raw.strip().lower()
-        if value not in allowed:
-            raise ConfigError(f"expected one of {', '.join(allowed)}, got {raw!r}")
-        return value
-
-    return parse
-
-
-def _known_names(known: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
-    def parse(raw: str) -> tuple[str, ...]:
-        names = _parse_list(raw)
-        unknown = [name for name in names if name not in known]
-        if unknown:
-            raise ConfigError(f"unknown name(s) {', '.join(unknown)}; known: {', '.join(known)}")
-        return names
-
-    return parse
-
-
 def _text(raw: str) -> str:
     return raw.strip()
 
@@ -109,13 +95,70 @@ def _optional_text(raw: str) -> str | None:
     return raw.strip() or None
 
 
+def _path(raw: str) -> str:
+    value = raw.strip()
+    if not value.startswith("/"):
+        raise ConfigError(f"must start with '/', got {raw!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a setting accepts: how its text (a flag's value or a variable's) is read, and how
+    --help says so."""
+
+    parse: Callable[[str], Any]
+    accepts: str
+    """For --help: "a number > 0", "one of stdio, http"."""
+    metavar: str = "VALUE"
+    switch: bool = False
+    """A yes/no setting: a switch on the command line (--x, --no-x), true or false in the
+    environment."""
+
+
+def _choice(*allowed: str) -> Kind:
+    def parse(raw: str) -> str:
+        value = raw.strip().lower()
+        if value not in allowed:
+            raise ConfigError(f"expected one of {', '.join(allowed)}, got {raw!r}")
+        return value
+
+    return Kind(parse, f"one of {', '.join(allowed)}", "{" + ",".join(allowed) + "}")
+
+
+def _known_names(known: Sequence[str]) -> Kind:
+    def parse(raw: str) -> tuple[str, ...]:
+        names = _parse_list(raw)
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise ConfigError(f"unknown name(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        return names
+
+    return Kind(parse, f"a comma-separated list of {', '.join(known)}", "NAMES")
+
+
+SWITCH = Kind(_parse_bool, "true or false", switch=True)
+PORT = Kind(_port, "0 to 65535", "PORT")
+COUNT = Kind(_positive_int, "a whole number > 0", "N")
+SECONDS = Kind(_positive_float, "a number > 0", "SECONDS")
+MEGABYTES = Kind(_positive_float, "a number > 0", "MB")
+TEXT = Kind(_text, "text", "TEXT")
+HOST = Kind(_text, "a host name or IP address", "HOST")
+PATH = Kind(_path, "a path starting with /", "PATH")
+SECRET = Kind(_optional_text, "text", "SECRET")
+URL = Kind(_optional_text, "a URL", "URL")
+LIST = Kind(_parse_list, "a comma-separated list", "LIST")
+CIDRS = Kind(_parse_cidrs, "comma-separated IP ranges, e.g. 198.18.0.0/15", "CIDRS")
+
+
 @dataclass(frozen=True)
 class Option:
-    """One setting: its attribute on Settings, its flag, its environment variable and how to parse it."""
+    """One setting: its attribute on Settings, its flag, its environment variable, what it
+    accepts and how to parse it. Its default is the Settings field's."""
 
     attr: str
     env: str
-    parse: Callable[[str], Any]
+    kind: Kind
     help: str
     secret: bool = False
     flag: str | None = None
@@ -124,10 +167,18 @@ class Option:
     provider: tuple[str, Literal["key", "url"]] | None = None
     """For a provider's key or URL: the provider, and which of the two (kept in
     ``Settings.provider_keys`` / ``provider_urls``, not in a field of their own)."""
+    default_help: str | None = None
+    """The default in words, where the value alone would say nothing (an empty list that means
+    "every configured provider")."""
 
     @property
     def cli_flag(self) -> str:
         return self.flag or "--" + self.attr.replace("_", "-")
+
+    @property
+    def negative_flag(self) -> str | None:
+        """A switch's "off" spelling (--no-allow-private); None for a setting that takes a value."""
+        return "--no-" + self.cli_flag.removeprefix("--") if self.kind.switch else None
 
 
 def _provider_options() -> list[Option]:
@@ -142,7 +193,7 @@ def _provider_options() -> list[Option]:
         Option(
             f"{p.name}_api_key",
             f"{p.name.upper()}_API_KEY",
-            _optional_text,
+            SECRET,
             f"{p.title} API key",
             True,
             provider=(p.name, "key"),
@@ -154,9 +205,10 @@ def _provider_options() -> list[Option]:
         Option(
             f"{p.name}_url",
             f"{p.name.upper()}_URL" if p.needs == "url" else f"MCP_WEB_{p.name.upper()}_URL",
-            _optional_text,
+            URL,
             f"base URL of a {p.title} instance" if p.needs == "url" else f"{p.title} endpoint override",
             provider=(p.name, "url"),
+            default_help=None if p.needs == "url" else f"{p.title}'s own",
         )
         # Stable sort: the URLs that switch a provider on come first.
         for p in sorted(PROVIDERS, key=lambda p: p.needs != "url")
@@ -165,14 +217,16 @@ def _provider_options() -> list[Option]:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("transport", "MCP_WEB_TRANSPORT", _choice("stdio", "http"), "stdio or http (streamable HTTP)"),
-    Option("host", "MCP_WEB_HOST", _text, "HTTP bind address"),
-    Option("port", "MCP_WEB_PORT", _port, "HTTP port"),
-    Option("path", "MCP_WEB_PATH", _text, "HTTP endpoint path"),
+    Option(
+        "transport", "MCP_WEB_TRANSPORT", _choice("stdio", "http"), "serve MCP over stdio or streamable HTTP"
+    ),
+    Option("host", "MCP_WEB_HOST", HOST, "HTTP bind address"),
+    Option("port", "MCP_WEB_PORT", PORT, "HTTP port"),
+    Option("path", "MCP_WEB_PATH", PATH, "HTTP endpoint path"),
     Option(
         "auth_token",
         "MCP_WEB_AUTH_TOKEN",
-        _optional_text,
+        SECRET,
         "bearer token required over HTTP",
         secret=True,
         default_file="/run/secrets/mcp_web_auth_token",
@@ -180,72 +234,87 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "allow_unauthenticated_remote",
         "MCP_WEB_ALLOW_UNAUTHENTICATED_REMOTE",
-        _parse_bool,
+        SWITCH,
         "DANGEROUS: serve HTTP on a non-loopback address without a token",
     ),
     Option(
-        "allowed_hosts", "MCP_WEB_ALLOWED_HOSTS", _parse_list, "Host header allow-list (host or host:port)"
+        "allowed_hosts",
+        "MCP_WEB_ALLOWED_HOSTS",
+        LIST,
+        "Host header allow-list (host or host:port; * for any)",
+        default_help="the loopback names when bound to loopback, else any",
     ),
-    Option("allowed_origins", "MCP_WEB_ALLOWED_ORIGINS", _parse_list, "Origin header allow-list"),
     Option(
-        "max_concurrency",
-        "MCP_WEB_MAX_CONCURRENCY",
-        _positive_int,
-        "tool calls and prompt fetches served at once",
+        "allowed_origins",
+        "MCP_WEB_ALLOWED_ORIGINS",
+        LIST,
+        "Origin header allow-list (* for any)",
+        default_help="loopback origins when bound to loopback, else any",
+    ),
+    Option(
+        "max_concurrency", "MCP_WEB_MAX_CONCURRENCY", COUNT, "tool calls and prompt fetches served at once"
     ),
     Option(
         "max_connections",
         "MCP_WEB_MAX_CONNECTIONS",
-        _positive_int,
-        "HTTP connections open at once (default: derived from the open-file limit)",
+        COUNT,
+        "HTTP connections open at once",
+        default_help="derived from the open-file limit",
     ),
     Option(
         "max_connections_per_client",
         "MCP_WEB_MAX_CONNECTIONS_PER_CLIENT",
-        _positive_int,
+        COUNT,
         "HTTP connections open at once from one client address (a reverse proxy is one address)",
     ),
     Option(
         "request_read_timeout",
         "MCP_WEB_REQUEST_READ_TIMEOUT",
-        _positive_float,
+        SECONDS,
         "seconds an HTTP client has to send a whole request (head and body) before it is disconnected",
     ),
     Option(
         "log_level", "MCP_WEB_LOG_LEVEL", _choice("debug", "info", "warning", "error"), "stderr log level"
     ),
-    Option("tools", "MCP_WEB_TOOLS", _known_names(KNOWN_TOOLS), "tools to expose, comma list"),
+    Option("tools", "MCP_WEB_TOOLS", _known_names(KNOWN_TOOLS), "tools to expose"),
     Option(
         "search_providers",
         "MCP_WEB_SEARCH_PROVIDERS",
         _known_names(KNOWN_PROVIDERS),
-        "search fallback order, comma list",
+        "search fallback order",
+        default_help="every configured provider, then duckduckgo",
     ),
-    Option("allow_private", "MCP_WEB_ALLOW_PRIVATE", _parse_bool, "allow private/loopback destinations"),
-    Option("allow_cidrs", "MCP_WEB_ALLOW_CIDRS", _parse_cidrs, "extra allowed IP ranges, comma list"),
-    Option("respect_robots", "MCP_WEB_RESPECT_ROBOTS", _parse_bool, "obey robots.txt"),
-    Option("user_agent", "MCP_WEB_USER_AGENT", _text, "outbound User-Agent"),
-    Option("proxy", "MCP_WEB_PROXY", _optional_text, "outbound proxy URL"),
+    Option("allow_private", "MCP_WEB_ALLOW_PRIVATE", SWITCH, "allow private/loopback destinations"),
+    Option("allow_cidrs", "MCP_WEB_ALLOW_CIDRS", CIDRS, "extra allowed IP ranges"),
+    Option("respect_robots", "MCP_WEB_RESPECT_ROBOTS", SWITCH, "obey robots.txt"),
+    Option("user_agent", "MCP_WEB_USER_AGENT", TEXT, "outbound User-Agent"),
+    Option(
+        "proxy",
+        "MCP_WEB_PROXY",
+        URL,
+        "outbound proxy URL",
+        default_help="unset (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are honoured)",
+    ),
     Option(
         "timeout",
         "MCP_WEB_TIMEOUT",
-        _positive_float,
+        SECONDS,
         "seconds to download a page (robots.txt and redirects included), and again to convert it",
     ),
-    Option("max_response_mb", "MCP_WEB_MAX_RESPONSE_MB", _positive_float, "cap on a decoded body, MB"),
-    Option("cache_ttl", "MCP_WEB_CACHE_TTL", _positive_float, "seconds a fetched document stays cached"),
-    Option("cache_max_mb", "MCP_WEB_CACHE_MAX_MB", _positive_float, "cap on the document cache, MB"),
-    Option("pdf_max_pages", "MCP_WEB_PDF_MAX_PAGES", _positive_int, "PDF pages converted at most"),
+    Option("max_response_mb", "MCP_WEB_MAX_RESPONSE_MB", MEGABYTES, "cap on a decoded body, MB"),
+    Option("cache_ttl", "MCP_WEB_CACHE_TTL", SECONDS, "seconds a fetched document stays cached"),
+    Option("cache_max_mb", "MCP_WEB_CACHE_MAX_MB", MEGABYTES, "cap on the fetch caches together, MB"),
+    Option("pdf_max_pages", "MCP_WEB_PDF_MAX_PAGES", COUNT, "PDF pages converted at most"),
     Option(
         "conversion_max_mb",
         "MCP_WEB_CONVERSION_MAX_MB",
-        _positive_float,
+        MEGABYTES,
         "memory one page's conversion may use (its worker process's resident size), MB",
     ),
     *_provider_options(),
-    Option("search_timeout", "MCP_WEB_SEARCH_TIMEOUT", _positive_float, "seconds one provider may take"),
-    Option("search_deadline", "MCP_WEB_SEARCH_DEADLINE", _positive_float, "seconds one web_search may take"),
-    Option("search_cache_ttl", "MCP_WEB_SEARCH_CACHE_TTL", _positive_float, "search cache seconds"),
+    Option("search_timeout", "MCP_WEB_SEARCH_TIMEOUT", SECONDS, "seconds one provider may take"),
+    Option("search_deadline", "MCP_WEB_SEARCH_DEADLINE", SECONDS, "seconds one web_search may take"),
+    Option("search_cache_ttl", "MCP_WEB_SEARCH_CACHE_TTL", SECONDS, "seconds a search answer stays cached"),
 )
 OPTIONS_BY_ATTR = {option.attr: option for option in OPTIONS}
 
@@ -346,6 +415,9 @@ class Settings:
         return described
 
 
+_SETTINGS_FIELDS = {settings_field.name: settings_field for settings_field in fields(Settings)}
+
+
 def _read_env(env: Mapping[str, str], option: Option) -> str | None:
     if option.env in env:
         return env[option.env]
@@ -362,17 +434,98 @@ def _read_env(env: Mapping[str, str], option: Option) -> str | None:
     return None
 
 
-def add_setting_flags(parser: argparse.ArgumentParser) -> None:
-    """Add one flag per setting. Values stay raw strings here and are parsed with the environment's."""
-    group = parser.add_argument_group("settings (each also read from its environment variable)")
+def shown_default(option: Option) -> str:
+    """An option's default as --help shows it: the Settings field's value, or its words."""
+    if option.default_help is not None:
+        return option.default_help
+    field = _SETTINGS_FIELDS.get(option.attr)
+    value: Any = None
+    if field is not None and field.default is not MISSING:
+        value = field.default
+    elif field is not None and callable(field.default_factory):
+        value = field.default_factory()
+    if value is None:
+        return f"unset (read from {option.default_file} when it exists)" if option.default_file else "unset"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, tuple):
+        return ",".join(str(item) for item in value) or "none"
+    return str(value)
+
+
+def setting_help(option: Option) -> str:
+    """The --help line of a setting: what it does, its variable, what it accepts, its default."""
+    return f"{option.help} [{option.env}: {option.kind.accepts}; default: {shown_default(option)}]"
+
+
+class _Switch(argparse.BooleanOptionalAction):
+    """--x / --no-x, kept as the text "true" or "false" like any flag's value: load_settings
+    parses flags and variables alike."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        if option_string is not None and option_string in self.option_strings:
+            setattr(namespace, self.dest, "false" if option_string.startswith("--no-") else "true")
+
+
+def add_setting_flags(parser: argparse.ArgumentParser, *, default: Any = None) -> None:
+    """Add one flag per setting, a switch (--x, --no-x) for a yes/no one, unless the parser has
+    an option of that name already (a command's own wins). Values stay raw strings here and are
+    parsed with the environment's in load_settings."""
+    group = parser.add_argument_group("settings (each also read from the environment variable in brackets)")
     for option in OPTIONS:
-        group.add_argument(
-            option.cli_flag,
-            dest=f"setting_{option.attr}",
-            metavar="VALUE",
-            default=None,
-            help=f"{option.help} [{option.env}]",
-        )
+        if option.cli_flag in parser._option_string_actions:
+            continue
+        text = setting_help(option).replace("%", "%%")  # argparse %-formats help
+        dest = f"setting_{option.attr}"
+        if option.kind.switch:
+            group.add_argument(option.cli_flag, action=_Switch, dest=dest, default=default, help=text)
+        else:
+            group.add_argument(
+                option.cli_flag, dest=dest, metavar=option.kind.metavar, default=default, help=text
+            )
+
+
+def fold_switch_values(args: Sequence[str]) -> list[str]:
+    """Yes/no flags written as they were when they took a value ("--allow-private true",
+    "--respect-robots=no") turned into the switch they mean, so configs written then still work.
+
+    Only a word the environment accepts for true or false is read as a switch's value, so a bare
+    switch never swallows the command or URL after it. A value a switch cannot mean is a
+    ConfigError naming the flag.
+    """
+    switches = {option.cli_flag: option for option in OPTIONS if option.kind.switch}
+    words = (*TRUE_WORDS, *FALSE_WORDS)
+    folded: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":  # what follows is positional, whatever it looks like
+            folded.extend(args[index:])
+            break
+        flag, equals, value = arg.partition("=")
+        option = switches.get(flag)
+        following = args[index + 1] if index + 1 < len(args) else None
+        if option is not None and not equals and following is not None and following.strip().lower() in words:
+            value, equals = following, "="
+            index += 1
+        if option is not None and equals:
+            try:
+                on = _parse_bool(value)
+            except ConfigError as exc:
+                raise ConfigError(f"{flag}: {exc}") from None
+            folded.append(option.cli_flag if on else str(option.negative_flag))
+        else:
+            folded.append(arg)
+        index += 1
+    return folded
 
 
 def load_settings(
@@ -391,13 +544,10 @@ def load_settings(
         if raw is None:
             continue
         try:
-            values[option.attr] = option.parse(raw)
+            values[option.attr] = option.kind.parse(raw)
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
-    settings = Settings.from_values(values)
-    if not settings.path.startswith("/"):
-        raise ConfigError(f"MCP_WEB_PATH must start with '/', got {settings.path!r}")
-    return settings
+    return Settings.from_values(values)
 
 
 def check_exposure(settings: Settings) -> None:

@@ -139,9 +139,10 @@ def test_a_registered_provider_appears_everywhere_a_provider_does() -> None:
     assert "from acme" in seen["found"] and "Acme Search on anvils" in seen["found"]
     assert seen["missing"].startswith("no_provider:")
     assert "provider 'acme' is not available: Set ACME_API_KEY to switch Acme on." in seen["missing"]
-    assert (
-        "a provider key (TAVILY_API_KEY, EXA_API_KEY, BRAVE_API_KEY, SEARXNG_URL or ACME_API_KEY)"
-        in seen["none"]
+    # Listed alone and without its key: the answer asks for the key, not for the list already set.
+    assert seen["none"] == (
+        "no_provider: no search provider is configured: MCP_WEB_SEARCH_PROVIDERS lists acme, and it "
+        "is not set up. Set ACME_API_KEY to switch Acme on."
     )
 
 
@@ -173,8 +174,9 @@ async def test_a_library_caller_is_told_its_own_parameter_names() -> None:
         with pytest.raises(NoProvider) as caught:
             await build_chain(ProvidersConfig(order=("brave",)), http).search(SearchQuery("q"))
         assert caught.value.message == (
-            'no search provider is configured; set order or a provider key (keys["tavily"], '
-            'keys["exa"], keys["brave"] or urls["searxng"]).'
+            "no search provider is configured: order lists brave, and it is not set up. "
+            'Set keys["brave"] to a Brave Search API key from https://brave.com/search/api/ '
+            "(the free plan allows about 2,000 queries a month at 1 query per second)."
         )
         brave = adapter_class(spec_named("brave"))
         adapter = brave(

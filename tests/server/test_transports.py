@@ -112,3 +112,25 @@ def test_bad_setting_is_a_clear_startup_error() -> None:
     )
     assert out.returncode == 2
     assert "MCP_WEB_TIMEOUT" in out.stderr and "expected a number" in out.stderr
+
+
+def test_a_busy_port_is_one_error_line_and_exit_status_3() -> None:
+    """Nothing claims to serve on a port another process holds: one line says why, at once."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = subprocess.run(
+            [sys.executable, "-m", "mcp_server_web", "--transport", "http", "--port", str(port)],
+            env={**SERVER_ENV, "MCP_WEB_LOG_LEVEL": "info"},  # info: any "starting" line would show
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert out.returncode == 3, out.stderr
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1, out.stderr
+    assert f"cannot listen on 127.0.0.1:{port}: address already in use" in lines[0]
+    assert "MCP_WEB_PORT" in lines[0]
+    assert out.stdout == ""

@@ -7,6 +7,7 @@ from typing import Any
 import anyio
 from mcp import Client
 
+from mcp_server_web.config import load_settings
 from mcp_server_web.server.app import build_server
 from tests.server.conftest import error_code, fenced, text_of
 from tests.support.fakes.base import FakeProvider, sample_results, settings_for
@@ -90,3 +91,20 @@ async def test_search_tool_is_listed_with_its_contract(fakes: dict[str, FakeProv
     assert search.input_schema["properties"]["max_results"]["maximum"] == 20
     assert {"provider", "results", "attempts", "cached"} <= set(search.output_schema["properties"])
     assert search.annotations.read_only_hint is True
+
+
+async def test_no_provider_names_the_missing_key_not_the_variable_already_set() -> None:
+    """MCP_WEB_SEARCH_PROVIDERS=tavily without TAVILY_API_KEY: the answer asks for the key."""
+    for order, keys in (
+        ("tavily", ["TAVILY_API_KEY"]),
+        ("tavily,brave", ["TAVILY_API_KEY", "BRAVE_API_KEY"]),
+    ):
+        settings = load_settings({}, {"MCP_WEB_SEARCH_PROVIDERS": order})
+        with anyio.fail_after(20):
+            async with Client(build_server(settings)) as client:
+                result = await client.call_tool("web_search", {"query": "rivers"})
+        assert error_code(result) == "no_provider"
+        text = text_of(result)
+        assert all(key in text for key in keys), text
+        assert "EXA_API_KEY" not in text and "set mcp_web_search_providers" not in text.lower(), text
+        assert f"MCP_WEB_SEARCH_PROVIDERS lists {order.replace(',', ' and ')}" in text, text

@@ -12,22 +12,28 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import socket
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from mcp_server_web import __version__
 from mcp_server_web.config import (
     KNOWN_PROVIDERS,
-    OPTIONS,
     OPTIONS_BY_ATTR,
     Settings,
     add_setting_flags,
     check_exposure,
+    fold_switch_values,
     settings_from_namespace,
 )
 from mcp_server_web.errors import ConfigError
 
 logger = logging.getLogger("mcp_server_web")
+
+EXIT_CANNOT_LISTEN = 3
+"""Serving over HTTP, the address could not be bound (a port in use, a privileged port, an address
+this machine does not have). 2 is a setting that cannot be read, as argparse exits with."""
 
 # The values the tools accept; repeated here (not imported from the tool modules) so that
 # building the parser stays free of heavy imports.
@@ -113,17 +119,17 @@ def _add_setting_flags_to_command(command: argparse.ArgumentParser) -> None:
     SUPPRESS as the default matters: argparse copies a subcommand's defaults over what the main
     parser already read, so a None default here would erase ``--timeout 5 fetch URL``.
     """
-    group = command.add_argument_group("settings (each also read from its environment variable)")
-    for option in OPTIONS:
-        if option.cli_flag in command._option_string_actions:
-            continue  # the command's own option of that name wins
-        group.add_argument(
-            option.cli_flag,
-            dest=f"setting_{option.attr}",
-            metavar="VALUE",
-            default=argparse.SUPPRESS,
-            help=f"{option.help} [{option.env}]",
-        )
+    add_setting_flags(command, default=argparse.SUPPRESS)
+
+
+def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line read by ``parser``, with yes/no flags written the old way ("--allow-private
+    true") read as the switches they mean."""
+    try:
+        args = fold_switch_values(sys.argv[1:] if argv is None else argv)
+    except ConfigError as exc:
+        parser.error(str(exc))  # exits with status 2
+    return parser.parse_args(args)
 
 
 def _whole_number(raw: str, minimum: int) -> int:
@@ -144,7 +150,7 @@ def _positive_int(raw: str) -> int:
     return _whole_number(raw, 1)
 
 
-def serve(settings: Settings) -> None:
+def serve(settings: Settings, listeners: list[socket.socket] | None = None) -> None:
     import anyio
 
     from mcp_server_web.server.app import build_server
@@ -153,7 +159,7 @@ def serve(settings: Settings) -> None:
     if settings.transport == "http":
         from mcp_server_web.server.http import serve_http
 
-        anyio.run(serve_http, server, settings)
+        anyio.run(serve_http, server, settings, listeners)
     else:
         from mcp_server_web.server.stdio import serve_stdio
 
@@ -170,7 +176,7 @@ def _one_shot_log_level(namespace: argparse.Namespace, settings: Settings) -> st
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    namespace = parser.parse_args(argv)
+    namespace = parse_arguments(parser, argv)
     try:
         settings = settings_from_namespace(namespace)
     except ConfigError as exc:
@@ -179,7 +185,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     command = namespace.command or "serve"
     if command != "serve":
-        configure_logging(_one_shot_log_level(namespace, settings))
+        level = _one_shot_log_level(namespace, settings)
+        configure_logging(level)
+        if command != "doctor":  # doctor shows the settings a server would run with
+            # The server fetch and search run, and its conversion workers, take their level
+            # from the settings, not from this process's logging.
+            settings = replace(settings, log_level=level)
         from mcp_server_web.cli.commands import run_command
 
         return run_command(command, namespace, settings)
@@ -189,9 +200,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         parser.error(str(exc))
     configure_logging(settings.log_level)
+    listeners = None
+    if settings.transport == "http":
+        from mcp_server_web.server.listen import CannotListen, bind_listeners
+
+        try:
+            listeners = bind_listeners(settings.host, settings.port)
+        except CannotListen as exc:
+            logger.error("%s", exc)
+            return EXIT_CANNOT_LISTEN
     logger.info("mcp-server-web %s starting (%s transport)", __version__, settings.transport)
     try:
-        serve(settings)
+        serve(settings, listeners)
     except KeyboardInterrupt:
         return 130
     return 0

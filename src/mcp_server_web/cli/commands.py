@@ -216,7 +216,13 @@ def masked_url(value: str) -> str:
 
 def doctor(settings: Settings, out: TextIO) -> None:
     """Print what the server would run with; contacts nothing."""
-    from mcp_server_web.providers import PROVIDERS, chain_order, spec_named, why_unconfigured
+    from mcp_server_web.providers import (
+        PROVIDERS,
+        chain_order,
+        no_provider_message,
+        spec_named,
+        why_unconfigured,
+    )
 
     lines = [f"mcp-server-web {__version__}", "", "Settings (flags and environment; secrets masked):"]
     described = settings.describe()
@@ -235,7 +241,7 @@ def doctor(settings: Settings, out: TextIO) -> None:
     if chain:
         lines.extend(f"  {n}. {name} ({spec_named(name).title})" for n, name in enumerate(chain, start=1))
     else:
-        lines.append("  none: web_search would fail with no_provider.")
+        lines.append(f"  none: web_search would fail with no_provider: {no_provider_message(searching)}")
     off = [name for name in KNOWN_PROVIDERS if name not in chain]
     if off:
         lines += ["", "Not used:"]

@@ -38,6 +38,7 @@ from typing import Any
 import anyio
 
 from mcp_server_web.errors import ExtractionFailed, TooLarge, WebToolError
+from mcp_server_web.logs import configure_logging
 
 logger = logging.getLogger(__name__)
 
@@ -94,10 +95,8 @@ def _worker_main(conn: Connection, log_level: int) -> None:
     # burst of heavy pages must not take the CPU from it.
     with contextlib.suppress(OSError, AttributeError):
         os.nice(WORKER_NICENESS)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.getLogger().handlers[:] = [handler]
-    logging.getLogger().setLevel(log_level)
+    # The server's set-up, so the libraries converting the page log at the server's level.
+    configure_logging(log_level)
     while True:
         try:
             target, args, kwargs = conn.recv()

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         LazyChain,
         ProviderSpec,
         chain_order,
+        no_provider_message,
         spec_named,
         why_unconfigured,
     )
@@ -43,6 +44,7 @@ _WHERE = {
     "LazyChain": "registry",
     "ProviderSpec": "registry",
     "chain_order": "registry",
+    "no_provider_message": "registry",
     "spec_named": "registry",
     "why_unconfigured": "registry",
     "normalize_domain": "results",
@@ -60,6 +62,7 @@ __all__ = [
     "SearchResult",
     "chain_order",
     "key_parameter",
+    "no_provider_message",
     "normalize_domain",
     "spec_named",
     "url_parameter",

@@ -153,7 +153,7 @@ class SearchChain:
         providers: Sequence[SearchProvider],
         *,
         unconfigured: Mapping[str, str] | None = None,
-        how_to_configure: str = "configure one",
+        no_provider: str = "no search provider is configured.",
         provider_timeout: float = 10.0,
         deadline: float = 25.0,
         cache_ttl: float = 600.0,
@@ -168,7 +168,7 @@ class SearchChain:
         # built it and however.
         self._redactor = Redactor.union(provider.redactor for provider in providers)
         self._unconfigured = dict(unconfigured or {})
-        self._how_to_configure = how_to_configure
+        self._no_provider = no_provider
         self._provider_timeout = provider_timeout
         self._deadline = deadline
         self.cooldowns = Cooldowns(state)
@@ -206,7 +206,7 @@ class SearchChain:
     def _names_for(self, pin: str | None) -> tuple[str, ...]:
         if pin is None:
             if not self._providers:
-                raise NoProvider(f"no search provider is configured; {self._how_to_configure}.")
+                raise NoProvider(self._no_provider)
             return tuple(self._providers)
         if pin in self._providers:
             return (pin,)

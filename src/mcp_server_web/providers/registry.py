@@ -147,13 +147,23 @@ def why_unconfigured(spec: ProviderSpec, config: ProvidersConfig) -> str | None:
     return spec.setup_hint(config) or f"{spec.title} is not configured."
 
 
-def no_provider_hint(config: ProvidersConfig) -> str:
-    """What switches a provider on, for the error when none is: "set A, B or C"."""
+def no_provider_message(config: ProvidersConfig) -> str:
+    """The error when no provider is left to ask: what the configuration lacks, in the names the
+    caller uses. When the order is set, the providers it lists are what needs setting up, not the
+    order the caller has already set."""
     from mcp_server_web.providers.config import ORDER_PARAMETER
 
+    order = config.name_of(ORDER_PARAMETER)
+    if config.order:
+        listed = " and ".join(config.order) if len(config.order) <= 2 else ", ".join(config.order)
+        hints = [reason for name in config.order if (reason := why_unconfigured(spec_named(name), config))]
+        state = "it is not" if len(config.order) == 1 else "none of them is"
+        return (
+            f"no search provider is configured: {order} lists {listed}, and {state} set up. {' '.join(hints)}"
+        )
     switches = [config.name_of(p) for spec in PROVIDERS if (p := spec.switch_parameter)]
     either = ", ".join(switches[:-1]) + " or " + switches[-1] if len(switches) > 1 else "".join(switches)
-    return f"set {config.name_of(ORDER_PARAMETER)} or a provider key ({either})"
+    return f"no search provider is configured; set {order} or a provider key ({either})."
 
 
 def provider_config(cls: type[SearchProvider], config: ProvidersConfig) -> ProviderConfig:
@@ -212,7 +222,7 @@ def build_chain(
     return SearchChain(
         providers,
         unconfigured=unconfigured,
-        how_to_configure=no_provider_hint(config),
+        no_provider=no_provider_message(config),
         provider_timeout=config.provider_timeout,
         deadline=config.deadline,
         cache_ttl=config.cache_ttl,

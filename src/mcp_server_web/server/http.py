@@ -19,6 +19,7 @@ import ipaddress
 import json
 import logging
 import re
+import socket
 from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from mcp_server_web.config import Settings, is_loopback_host
 from mcp_server_web.errors import InvalidArgument
 from mcp_server_web.fetch import PoolStatus
 from mcp_server_web.server.app import converters_of
+from mcp_server_web.server.listen import bind_listeners
 from mcp_server_web.server.middleware import TOOLS_QUERY_PARAMETER, parse_tool_selection
 
 logger = logging.getLogger(__name__)
@@ -272,7 +274,11 @@ def build_http_app(server: MCPServer, settings: Settings, enabled_tools: Collect
     )
 
 
-async def serve_http(server: MCPServer, settings: Settings) -> None:
+async def serve_http(
+    server: MCPServer, settings: Settings, listeners: list[socket.socket] | None = None
+) -> None:
+    """Serve until SIGTERM, on ``listeners`` (bound by the caller, see listen.py) or on sockets
+    bound here to settings.host and settings.port."""
     import uvicorn
     from sse_starlette.sse import AppStatus
 
@@ -289,6 +295,8 @@ async def serve_http(server: MCPServer, settings: Settings) -> None:
     # tool calls in flight. Each of our SSE responses ends with its call's result, so uvicorn's
     # own graceful shutdown (stop accepting, let open requests finish) is the drain we want.
     AppStatus.disable_automatic_graceful_drain()
+    if listeners is None:
+        listeners = bind_listeners(settings.host, settings.port)
     if not is_loopback_host(settings.host) and not settings.auth_token:
         # load_settings only lets this through with MCP_WEB_ALLOW_UNAUTHENTICATED_REMOTE=true.
         logger.warning(
@@ -319,11 +327,11 @@ async def serve_http(server: MCPServer, settings: Settings) -> None:
         "serving MCP over streamable HTTP at http://%s:%d%s (at most %d connections, %d per client "
         "address; requests read within %g s)",
         settings.host,
-        settings.port,
+        listeners[0].getsockname()[1],  # the port chosen, when settings.port is 0
         settings.path,
         limits.total,
         limits.per_client,
         settings.request_read_timeout,
     )
     with throttled_accept_errors(asyncio.get_running_loop()):
-        await FrontDoorServer(config).serve()
+        await FrontDoorServer(config).serve(sockets=listeners)
