@@ -16,7 +16,7 @@ $(BIN)/.installed: pyproject.toml
 	@echo "setting up $(VENV) (first run only)" >&2
 	@$(PYTHON) -m venv $(VENV) >&2
 	@$(BIN)/python -m pip install --quiet --upgrade pip >&2
-	@$(BIN)/python -m pip install --quiet -e ".[dev]" >&2
+	@$(BIN)/python -m pip install --quiet -e ".[dev,render]" >&2
 	@touch $@
 
 run: $(BIN)/.installed

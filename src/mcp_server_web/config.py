@@ -147,6 +147,7 @@ HOST = Kind(_text, "a host name or IP address", "HOST")
 PATH = Kind(_path, "a path starting with /", "PATH")
 SECRET = Kind(_optional_text, "text", "SECRET")
 URL = Kind(_optional_text, "a URL", "URL")
+EXECUTABLE = Kind(_optional_text, "a path or a command on PATH", "PATH")
 LIST = Kind(_parse_list, "a comma-separated list", "LIST")
 CIDRS = Kind(_parse_cidrs, "comma-separated IP ranges, e.g. 198.18.0.0/15", "CIDRS")
 
@@ -306,6 +307,28 @@ OPTIONS: tuple[Option, ...] = (
     Option("cache_max_mb", "MCP_WEB_CACHE_MAX_MB", MEGABYTES, "cap on the fetch caches together, MB"),
     Option("pdf_max_pages", "MCP_WEB_PDF_MAX_PAGES", COUNT, "PDF pages converted at most"),
     Option(
+        "render",
+        "MCP_WEB_RENDER",
+        _choice("auto", "off"),
+        "load pages built by JavaScript in a headless browser when needed (auto, if a browser is "
+        "found), or never (off)",
+    ),
+    Option(
+        "browser",
+        "MCP_WEB_BROWSER",
+        EXECUTABLE,
+        "Chromium or Chrome executable to render with",
+        default_help="Playwright's browser if installed, else chromium-headless-shell, chromium or "
+        "google-chrome on PATH",
+    ),
+    Option(
+        "render_timeout",
+        "MCP_WEB_RENDER_TIMEOUT",
+        SECONDS,
+        "seconds one render may take, waiting for a free browser included",
+    ),
+    Option("render_concurrency", "MCP_WEB_RENDER_CONCURRENCY", COUNT, "pages rendered at once"),
+    Option(
         "conversion_max_mb",
         "MCP_WEB_CONVERSION_MAX_MB",
         MEGABYTES,
@@ -349,6 +372,10 @@ class Settings:
     cache_ttl: float = 900.0
     cache_max_mb: float = 128.0
     pdf_max_pages: int = 100
+    render: str = "auto"
+    browser: str | None = None
+    render_timeout: float = 20.0
+    render_concurrency: int = 2
     conversion_max_mb: float = 1024.0
     provider_keys: Mapping[str, str] = field(default_factory=dict, repr=False, hash=False)
     """API keys by provider name (from TAVILY_API_KEY and the like)."""

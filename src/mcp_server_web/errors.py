@@ -94,6 +94,16 @@ class ExtractionFailed(WebToolError):
     code = "extraction_failed"
 
 
+class ScriptBuiltPage(ExtractionFailed):
+    """An HTML page with no readable text unless its scripts run: a browser may still read it."""
+
+
+class RenderUnavailable(WebToolError):
+    """Rendering in a browser was asked for, and this server has no browser to render with."""
+
+    code = "render_unavailable"
+
+
 class SnapshotExpired(WebToolError):
     """The snapshot a caller is paging through is no longer cached; it must start again."""
 

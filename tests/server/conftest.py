@@ -20,8 +20,10 @@ LOOPBACK_ONLY = (ip_network("127.0.0.1/32"),)
 
 
 def make_settings(**overrides: Any) -> Settings:
-    """Settings that reach the test origin on 127.0.0.1 and nothing else private."""
-    values: dict[str, Any] = {"allow_cidrs": LOOPBACK_ONLY, "timeout": 5.0}
+    """Settings that reach the test origin on 127.0.0.1 and nothing else private. Rendering is
+    off unless a test turns it on, so a page's answer does not depend on the machine having a
+    browser (tests/render covers rendering)."""
+    values: dict[str, Any] = {"allow_cidrs": LOOPBACK_ONLY, "timeout": 5.0, "render": "off"}
     values.update(overrides)
     return Settings.from_values(values)
 

@@ -24,7 +24,7 @@ from mcp_server_web.config import KNOWN_PROVIDERS, Settings
 from mcp_server_web.errors import ConfigError
 from mcp_server_web.server.app import build_server
 from mcp_server_web.server.boundary import split_fence, unfenced
-from mcp_server_web.server.compose import providers_config
+from mcp_server_web.server.compose import browser_choice, providers_config
 from mcp_server_web.server.schemas import FETCH_MAX_LENGTH_LIMIT
 
 EXIT_OK = 0
@@ -230,6 +230,13 @@ def doctor(settings: Settings, out: TextIO) -> None:
     lines.extend(f"  {name:<{width}} = {masked_url(value)}" for name, value in described.items())
 
     lines += ["", f"Tools enabled: {', '.join(settings.tools) or '(none)'}"]
+
+    choice, why_not = browser_choice(settings)
+    if choice is None:
+        lines += ["", f"Rendering: none; web_fetch reads pages as downloaded, because {why_not}."]
+    else:
+        where = choice.executable or "Playwright's own Chromium"
+        lines += ["", f"Rendering: pages built by JavaScript are loaded in {where} (found: {choice.source})."]
 
     searching = providers_config(settings)
     reasons = {spec.name: why_unconfigured(spec, searching) for spec in PROVIDERS}

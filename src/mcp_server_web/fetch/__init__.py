@@ -5,9 +5,20 @@ modules behind them are private to the package. ``net/`` is the network half (th
 path for user-given URLs), ``doc/`` the document half (bytes to text, no network); the service,
 its cache, the pages and the conversion workers sit on top of both. Importing this surface does
 not import the conversion stack (lxml, readability, trafilatura): that is loaded by the
-conversion workers only.
+conversion workers only, nor Playwright: that is loaded by the first render.
+
+``browser/`` is the other way of getting a document: a headless Chromium (Playwright) whose every
+connection goes through a vetting, pinning proxy inside the process.
 """
 
+from mcp_server_web.fetch.browser.launch import (
+    INSTALL_HINT,
+    BrowserChoice,
+    find_browser,
+    playwright_installed,
+)
+from mcp_server_web.fetch.browser.proxy import BrowserProxy
+from mcp_server_web.fetch.browser.renderer import RenderConfig, Renderer, RendererStatus
 from mcp_server_web.fetch.config import FetchConfig
 from mcp_server_web.fetch.doc.charset import decode_text, without_controls
 from mcp_server_web.fetch.doc.sniff import ContentKind, classify, valid_media_type
@@ -17,7 +28,15 @@ from mcp_server_web.fetch.net.proxy import ProxyRoutes, RoutedTransport
 from mcp_server_web.fetch.net.resolution import Resolver
 from mcp_server_web.fetch.net.urls import MAX_URL_LENGTH, parse_url
 from mcp_server_web.fetch.service import CONVERSION_JOB, FetchService
-from mcp_server_web.fetch.types import OUTPUT_FORMATS, SNAPSHOT_LENGTH, FetchResponse, OutputFormat
+from mcp_server_web.fetch.types import (
+    OUTPUT_FORMATS,
+    RENDER_MODES,
+    SNAPSHOT_LENGTH,
+    FetchResponse,
+    OutputFormat,
+    RenderMode,
+    Via,
+)
 from mcp_server_web.fetch.workers import ConversionPool, PoolStatus
 from mcp_server_web.identity import DEFAULT_USER_AGENT, ROBOTS_TOKEN
 
@@ -26,12 +45,16 @@ __all__ = [
     "CONTROLLED_HEADERS",
     "CONVERSION_JOB",
     "DEFAULT_USER_AGENT",
+    "INSTALL_HINT",
     "MAX_URL_LENGTH",
     "OUTPUT_FORMATS",
     "REDIRECT_STATUSES",
+    "RENDER_MODES",
     "ROBOTS_TOKEN",
     "SNAPSHOT_LENGTH",
     "BodyDecoder",
+    "BrowserChoice",
+    "BrowserProxy",
     "ContentKind",
     "ConversionPool",
     "FetchConfig",
@@ -41,12 +64,19 @@ __all__ = [
     "OutputFormat",
     "PoolStatus",
     "ProxyRoutes",
+    "RenderConfig",
+    "RenderMode",
+    "Renderer",
+    "RendererStatus",
     "Resolver",
     "RoutedTransport",
+    "Via",
     "classify",
     "decode_text",
     "describe_size",
+    "find_browser",
     "parse_url",
+    "playwright_installed",
     "too_large",
     "valid_media_type",
     "without_controls",

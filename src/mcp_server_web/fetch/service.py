@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from http import HTTPStatus
@@ -26,15 +26,19 @@ from mcp_server_web.errors import (
     ExtractionFailed,
     HTTPStatusError,
     InvalidArgument,
+    RenderUnavailable,
+    ScriptBuiltPage,
     SnapshotExpired,
+    WebToolError,
 )
+from mcp_server_web.fetch.browser.renderer import NotAPage, RenderedPage, Renderer
 from mcp_server_web.fetch.config import FetchConfig
 from mcp_server_web.fetch.doc.challenge import detect_challenge
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.fetch.net.robots import ROBOTS_TIMEOUT, RobotsPolicy
 from mcp_server_web.fetch.net.urls import parse_url
 from mcp_server_web.fetch.pages import Page, slice_page
-from mcp_server_web.fetch.types import Converted, Document, FetchResponse, OutputFormat
+from mcp_server_web.fetch.types import Converted, Document, FetchResponse, OutputFormat, RenderMode, Via
 from mcp_server_web.fetch.workers import ConversionPool
 from mcp_server_web.state import KeyValueStore, MemoryState, StateBackend
 
@@ -74,13 +78,18 @@ class FetchService:
         fetcher: Fetcher,
         converters: ConversionPool,
         state: StateBackend | None = None,
+        renderer: Renderer | None = None,
+        no_renderer: str = "no browser is configured",
     ) -> None:
         """state is where documents, responses and robots.txt rules are kept (this process's
-        memory unless the composition root passes another backend)."""
+        memory unless the composition root passes another backend). renderer reads pages built
+        by JavaScript in a browser; without one, ``no_renderer`` says why and how to get one."""
         state = MemoryState() if state is None else state
         self._config = config
         self._fetcher = fetcher
         self._converters = converters
+        self._renderer = renderer
+        self._no_renderer = no_renderer
         robots_bytes = int(config.cache_max_bytes * ROBOTS_CACHE_SHARE) if config.respect_robots else 0
         self._robots = (
             RobotsPolicy(
@@ -97,6 +106,7 @@ class FetchService:
             "fetch", ttl=config.cache_ttl, max_bytes=config.cache_max_bytes - robots_bytes
         )
         self._downloads = state.flight("fetch.downloads")
+        self._renders = state.flight("fetch.renders")
         self._conversions = state.flight("fetch.conversions")
 
     @property
@@ -106,6 +116,10 @@ class FetchService:
     @property
     def robots(self) -> RobotsPolicy | None:
         return self._robots
+
+    @property
+    def renderer(self) -> Renderer | None:
+        return self._renderer
 
     async def fetch_page(
         self,
@@ -117,66 +131,144 @@ class FetchService:
         max_length: int = 8000,
         refresh: bool = False,
         snapshot: str | None = None,
+        render: RenderMode = "auto",
         progress: ProgressReporter = _no_progress,
     ) -> FetchedPage:
-        """One page of the document at url; with snapshot, of that version of it or SnapshotExpired."""
+        """One page of the document at url; with snapshot, of that version of it or SnapshotExpired.
+
+        render: "auto" loads the page in the browser when its plain download is a JavaScript shell
+        (and a renderer is configured), "always" loads it there in any case (RenderUnavailable
+        without a renderer), "never" keeps to the plain download.
+        """
+        if render == "always" and self._renderer is None:
+            raise RenderUnavailable(f"render=always needs a browser, and {self._no_renderer}.")
+        mode = _Mode(output_format, main_content, render)
         if snapshot is not None and refresh:
             raise InvalidArgument(
                 "refresh=true downloads a new version, so it cannot be combined with snapshot, which "
                 "asks for an earlier one: pass one or the other."
             )
         canonical = str(parse_url(url))
-        held = (
-            None
-            if snapshot is None
-            else await self._cache.get(_snapshot_key(canonical, output_format, main_content, snapshot))
-        )
+        held = None if snapshot is None else await self._cache.get(_snapshot_key(canonical, mode, snapshot))
         if held is not None:
             document, cached = held, True
         else:
-            document, cached = await self._document(canonical, output_format, main_content, refresh, progress)
+            document, cached = await self._document(canonical, mode, refresh, progress)
         if snapshot is not None and document.snapshot != snapshot:
             # The id is derived from the content: the current version is that snapshot only when
             # its text is the same, so a page that did not change is read on seamlessly.
             raise SnapshotExpired(
                 f"snapshot {snapshot} of {canonical} is no longer available (its cached copy expired or "
                 "was evicted and the page has changed since, or it was taken with another url, format or "
-                "main_content); fetch it again with start_index=0 and without snapshot to read the "
+                "main_content or render); fetch it again with start_index=0 and without snapshot to read the "
                 "current version from the start."
             )
         return FetchedPage(document, slice_page(document.text, start_index, max_length), cached)
 
     async def _document(
-        self,
-        url: str,
-        output_format: OutputFormat,
-        main_content: bool,
-        refresh: bool,
-        progress: ProgressReporter,
+        self, url: str, mode: _Mode, refresh: bool, progress: ProgressReporter
     ) -> tuple[Document, bool]:
-        key = _current_key(url, output_format, main_content)
+        key = _current_key(url, mode)
         if not refresh:
             current: str | None = await self._cache.get(key)
-            snapshot_key = _snapshot_key(url, output_format, main_content, current or "")
-            cached: Document | None = None if current is None else await self._cache.get(snapshot_key)
+            cached: Document | None = (
+                None if current is None else await self._cache.get(_snapshot_key(url, mode, current))
+            )
             if cached is not None:
                 return cached, True
         # A refresh must not join a normal call's flight, which may be serving the old copy.
         flight_key = (*key, "refresh") if refresh else key
-        work = partial(self._build_document, url, output_format, main_content, refresh, progress)
+        work = partial(self._build_document, url, mode, refresh, progress)
         document, _ = await self._conversions.run(flight_key, work)
         return document, False
 
     async def _build_document(
-        self,
-        url: str,
-        output_format: OutputFormat,
-        main_content: bool,
-        refresh: bool,
-        progress: ProgressReporter,
+        self, url: str, mode: _Mode, refresh: bool, progress: ProgressReporter
     ) -> Document:
+        document = await self._rendered_or_plain(url, mode, refresh, progress)
+        await self._remember(document, mode)
+        await progress(1.0, "done")
+        return document
+
+    async def _rendered_or_plain(
+        self, url: str, mode: _Mode, refresh: bool, progress: ProgressReporter
+    ) -> Document:
+        notes: tuple[str, ...] = ()
+        if mode.render == "always":
+            try:
+                return await self._render_document(url, mode, refresh, progress)
+            except NotAPage:
+                notes = ("This is not an HTML page, so it was downloaded rather than rendered.",)
         response = await self._response(url, refresh, progress)
         await progress(_DOWNLOAD_SHARE, "converting")
+        try:
+            converted, snapshot = await self._convert(response, mode, rendered=False)
+        except ScriptBuiltPage as shell:
+            if not self._may_render(mode):
+                raise
+            try:
+                return await self._render_document(url, mode, refresh, progress, plain=response)
+            except (WebToolError, NotAPage) as failure:
+                raise type(shell)(
+                    f"{shell.message} Rendering it in a browser failed too: {_reason_of(failure)}",
+                    parameters=shell.parameters,
+                ) from None
+        if converted.script_built and self._may_render(mode):
+            try:
+                rendered = await self._render_document(url, mode, refresh, progress, plain=response)
+            except (WebToolError, NotAPage) as failure:
+                notes = (f"Rendering this page in a browser failed ({_reason_of(failure)}).",)
+            else:
+                # A render can read less than the download carried (a script that failed, data the
+                # page never shows): the fuller text wins.
+                if len(rendered.text) > len(converted.text):
+                    return rendered
+                notes = ("Rendered in a browser, this page showed less text than its download carried.",)
+        return self._document_of(url, response, converted, snapshot, mode, "direct", notes)
+
+    def _may_render(self, mode: _Mode) -> bool:
+        return mode.render == "auto" and self._renderer is not None
+
+    async def _render_document(
+        self,
+        url: str,
+        mode: _Mode,
+        refresh: bool,
+        progress: ProgressReporter,
+        plain: FetchResponse | None = None,
+    ) -> Document:
+        """The document of the page as the browser builds it (from the page's final URL when a
+        plain download went first, so its redirects are not followed twice)."""
+        target = url if plain is None else plain.final_url
+        await progress(0.0 if plain is None else _DOWNLOAD_SHARE, "rendering in a browser")
+        rendered = await self._rendered(target, refresh)
+        response = rendered.response
+        if plain is not None:
+            response = replace(response, url=url)
+        await progress(_DOWNLOAD_SHARE, "converting")
+        converted, snapshot = await self._convert(response, mode, rendered=True)
+        return self._document_of(url, response, converted, snapshot, mode, "browser", rendered.notes)
+
+    async def _rendered(self, url: str, refresh: bool) -> RenderedPage:
+        key = ("rendered", url)
+        if not refresh:
+            cached: RenderedPage | None = await self._cache.get(key)
+            if cached is not None:
+                return cached
+        flight_key = (*key, "refresh") if refresh else key
+        rendered, _ = await self._renders.run(flight_key, partial(self._render, url))
+        return rendered
+
+    async def _render(self, url: str) -> RenderedPage:
+        assert self._renderer is not None  # callers check _may_render or render="always"
+        rendered = await self._renderer.render(url, hop_check=self._robots.check if self._robots else None)
+        self._refuse_unreadable(rendered.response)
+        await self._cache.put(("rendered", url), rendered)
+        return rendered
+
+    async def _convert(
+        self, response: FetchResponse, mode: _Mode, *, rendered: bool
+    ) -> tuple[Converted, str]:
         try:
             # Past the limit (or when the caller goes away) the worker process is killed: a
             # pathological page costs at most this long, then nothing.
@@ -184,44 +276,53 @@ class FetchService:
                 outcome: tuple[Converted, str] = await self._converters.run(
                     CONVERSION_JOB,
                     response,
-                    output_format=output_format,
-                    main_content=main_content,
+                    output_format=mode.output_format,
+                    main_content=mode.main_content,
                     pdf_max_pages=self._config.pdf_max_pages,
                     pdf_time_budget=self._config.timeout * _PDF_TIME_SHARE,
+                    rendered=rendered,
                 )
         except TimeoutError:
             raise ExtractionFailed(
                 f"converting {response.final_url} took longer than {self._config.timeout:g} seconds.",
                 parameters=("timeout",),
             ) from None
-        converted, snapshot = outcome
-        document = Document(
+        return outcome
+
+    def _document_of(
+        self,
+        url: str,
+        response: FetchResponse,
+        converted: Converted,
+        snapshot: str,
+        mode: _Mode,
+        via: Via,
+        notes: tuple[str, ...],
+    ) -> Document:
+        return Document(
             url=url,
             final_url=response.final_url,
             status=response.status,
             content_type=converted.content_type,
             title=converted.title,
-            format=output_format,
-            main_content=main_content,
+            format=mode.output_format,
+            main_content=mode.main_content,
             text=converted.text,
             used_fallback=converted.used_fallback,
-            warnings=converted.warnings,
+            warnings=(*converted.warnings, *notes),
             snapshot=snapshot,
             fetched_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            via=via,
         )
-        await self._remember(document)
-        await progress(1.0, "done")
-        return document
 
-    async def _remember(self, document: Document) -> None:
+    async def _remember(self, document: Document, mode: _Mode) -> None:
         """Cache document as its snapshot and make it the URL's current one.
 
         The document is stored once, under its snapshot; the URL's entry holds only the id, so
         the byte count sees each text once and older snapshots stay readable until evicted.
         """
-        url, output_format, main_content = document.url, document.format, document.main_content
-        current = _current_key(url, output_format, main_content)
-        snapshot = _snapshot_key(url, output_format, main_content, document.snapshot)
+        current = _current_key(document.url, mode)
+        snapshot = _snapshot_key(document.url, mode, document.snapshot)
         if await self._cache.put(snapshot, document):
             await self._cache.put(current, document.snapshot)
         else:
@@ -247,31 +348,48 @@ class FetchService:
         response = await self._fetcher.fetch(
             url, on_progress=on_bytes, hop_check=self._robots.check if self._robots else None
         )
+        self._refuse_unreadable(response)
+        await self._cache.put(("response", url), response)
+        return response
+
+    def _refuse_unreadable(self, response: FetchResponse) -> None:
+        """A bot wall or an error status is an error, whoever fetched it."""
         challenge = detect_challenge(response)
         if challenge is not None:
             raise ChallengePage(
                 f"{response.final_url} answered with a bot-detection page ({challenge}) instead of its "
-                "content; a browser may be needed to read it."
+                "content."
             )
         if response.status >= 400:
             raise HTTPStatusError(
                 f"{response.final_url} answered HTTP {response.status}{_reason(response.status)}.",
                 status=response.status,
             )
-        await self._cache.put(("response", url), response)
-        return response
 
 
-def _current_key(url: str, output_format: OutputFormat, main_content: bool) -> tuple[str, str, str, bool]:
+@dataclass(frozen=True, slots=True)
+class _Mode:
+    """What, besides the URL, tells two documents of a page apart."""
+
+    output_format: OutputFormat
+    main_content: bool
+    render: RenderMode
+
+
+def _current_key(url: str, mode: _Mode) -> tuple[str, str, str, bool, str]:
     """Where the id of the URL's current snapshot is cached."""
-    return ("current", url, output_format, main_content)
+    return ("current", url, mode.output_format, mode.main_content, mode.render)
 
 
-def _snapshot_key(
-    url: str, output_format: OutputFormat, main_content: bool, snapshot: str
-) -> tuple[str, str, str, bool, str]:
-    """Where one snapshot is cached: only a request for the same URL, format and mode finds it."""
-    return ("snapshot", url, output_format, main_content, snapshot)
+def _snapshot_key(url: str, mode: _Mode, snapshot: str) -> tuple[str, str, str, bool, str, str]:
+    """Where one snapshot is cached: only a request for the same URL and mode finds it."""
+    return ("snapshot", url, mode.output_format, mode.main_content, mode.render, snapshot)
+
+
+def _reason_of(failure: BaseException) -> str:
+    if isinstance(failure, WebToolError):
+        return failure.message
+    return "it is not an HTML page."
 
 
 def _reason(status: int) -> str:

@@ -8,6 +8,10 @@ from typing import Literal
 
 OutputFormat = Literal["markdown", "text", "html"]
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("markdown", "text", "html")
+RenderMode = Literal["auto", "always", "never"]
+RENDER_MODES: tuple[RenderMode, ...] = ("auto", "always", "never")
+Via = Literal["direct", "browser"]
+"""How a document's text was obtained: a plain download, or the DOM a browser built."""
 
 SNAPSHOT_LENGTH = 12
 """Hex digits of a document's snapshot id (48 bits: versions of one URL never collide in practice)."""
@@ -55,6 +59,8 @@ class Converted:
     """True when main-content extraction kept too little and the whole page was converted instead."""
     warnings: tuple[str, ...] = field(default_factory=tuple)
     """Short notes for the caller (e.g. a PDF cut at its page limit)."""
+    script_built: bool = False
+    """The page's text is built by its scripts (a JavaScript shell): a browser would read more."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +82,7 @@ class Document:
     the pages a caller reads with one snapshot id all come from this one text."""
     fetched_at: str = ""
     """When this version was converted (from a download at most FetchConfig.cache_ttl older), ISO 8601 UTC."""
+    via: Via = "direct"
 
     @property
     def total_length(self) -> int:

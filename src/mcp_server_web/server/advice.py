@@ -20,6 +20,8 @@ _SETTING_OF = {
     "allow_cidrs": "allow_cidrs",
     "respect_robots": "respect_robots",
     "memory_limit": "conversion_max_mb",
+    "render_timeout": "render_timeout",
+    "render_concurrency": "render_concurrency",
 }
 
 
@@ -32,6 +34,11 @@ _ADVICE: dict[tuple[str, tuple[str, ...]], str] = {
     ("timeout", ("timeout", "respect_robots")): (
         f"Raise {_env('timeout')} to allow slower sites. "
         f"Set {_env('respect_robots')}=false to ignore robots.txt."
+    ),
+    ("timeout", ("render_timeout",)): f"Raise {_env('render_timeout')} to give pages longer to render.",
+    ("timeout", ("render_timeout", "render_concurrency")): (
+        f"Raise {_env('render_concurrency')} to render more pages at once, or {_env('render_timeout')} "
+        "to let a render wait longer for its turn."
     ),
     ("extraction_failed", ("timeout",)): f"Raise {_env('timeout')} to allow slower conversions.",
     ("robots_disallowed", ("respect_robots",)): f"Set {_env('respect_robots')}=false to ignore robots.txt.",

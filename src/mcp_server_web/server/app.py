@@ -28,7 +28,7 @@ from mcp_server_web.fetch import (
 from mcp_server_web.providers import LazyChain
 from mcp_server_web.server import tools
 from mcp_server_web.server.capabilities import serve_only_what_exists
-from mcp_server_web.server.compose import fetch_config, providers_config
+from mcp_server_web.server.compose import fetch_config, providers_config, renderer
 from mcp_server_web.server.http_request import HTTP_REQUEST_TOOL
 from mcp_server_web.server.middleware import ConcurrencyLimit, ToolSelection
 from mcp_server_web.server.prompts import PROMPTS
@@ -107,17 +107,23 @@ def build_server(
             # shared by replicas is chosen here and nowhere else).
             state: StateBackend = MemoryState()
             search = LazyChain(providers_config(settings), provider_http, state)
+            # Nothing starts until the first render: a server that never renders never runs a browser.
+            browser, no_browser = renderer(settings, fetcher)
             try:
                 yield Services(
                     settings=settings,
                     fetcher=fetcher,
-                    fetch=FetchService(fetching, fetcher, converters, state),
+                    fetch=FetchService(
+                        fetching, fetcher, converters, state, renderer=browser, no_renderer=no_browser
+                    ),
                     search=search,
                 )
             finally:
                 background.cancel_scope.cancel()
                 converters.close()
                 await search.aclose()
+                if browser is not None:
+                    await browser.aclose()
 
     # In this order in tools/list.
     registered = [spec.to_tool() for spec in TOOLS if spec.name in settings.tools]

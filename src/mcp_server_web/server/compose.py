@@ -7,7 +7,17 @@ this is the one place that knows which setting feeds which field.
 from __future__ import annotations
 
 from mcp_server_web.config import OPTIONS, OPTIONS_BY_ATTR, Settings
-from mcp_server_web.fetch import FetchConfig
+from mcp_server_web.fetch import (
+    INSTALL_HINT,
+    BrowserChoice,
+    BrowserProxy,
+    FetchConfig,
+    Fetcher,
+    RenderConfig,
+    Renderer,
+    find_browser,
+    playwright_installed,
+)
 from mcp_server_web.providers import ORDER_PARAMETER, ProvidersConfig, key_parameter, url_parameter
 
 
@@ -25,6 +35,41 @@ def fetch_config(settings: Settings) -> FetchConfig:
         cache_ttl=settings.cache_ttl,
         pdf_max_pages=settings.pdf_max_pages,
     )
+
+
+def browser_choice(settings: Settings) -> tuple[BrowserChoice | None, str]:
+    """The browser renders would use, or None and why not (a sentence that says how to get one)."""
+    browser_env = OPTIONS_BY_ATTR["browser"].env
+    if settings.render == "off":
+        return None, f"rendering is off on this server ({OPTIONS_BY_ATTR['render'].env}=off)"
+    if not playwright_installed():
+        return None, (
+            "Playwright is not installed: install the render extra "
+            "('pip install \"mcp-server-web[render]\"') and a browser for it"
+        )
+    choice = find_browser(settings.browser)
+    if choice is None and settings.browser:
+        return None, f"{browser_env}={settings.browser} is neither an executable file nor a command on PATH"
+    if choice is None:
+        return None, f"no browser was found: {INSTALL_HINT} ({browser_env})"
+    return choice, ""
+
+
+def renderer(settings: Settings, fetcher: Fetcher) -> tuple[Renderer | None, str]:
+    """The renderer of a server with these settings over this fetcher's address policy and
+    proxy routes, or None and why there is none."""
+    choice, why_not = browser_choice(settings)
+    if choice is None:
+        return None, why_not
+    proxy = BrowserProxy(policy=fetcher.policy, resolver=fetcher.resolver, routes=fetcher.routes)
+    config = RenderConfig(
+        executable=choice.executable,
+        timeout=settings.render_timeout,
+        concurrency=settings.render_concurrency,
+        max_bytes=settings.max_response_bytes,
+        user_agent=settings.user_agent,
+    )
+    return Renderer(config, proxy), ""
 
 
 def providers_config(settings: Settings) -> ProvidersConfig:

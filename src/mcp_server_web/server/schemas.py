@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from mcp_server_web.config import KNOWN_PROVIDERS
-from mcp_server_web.fetch import MAX_URL_LENGTH, SNAPSHOT_LENGTH
+from mcp_server_web.fetch import MAX_URL_LENGTH, RENDER_MODES, SNAPSHOT_LENGTH
 
 FETCH_MAX_LENGTH_DEFAULT = 8000
 FETCH_MAX_LENGTH_LIMIT = 100_000
@@ -34,10 +34,16 @@ Use refresh=true (without snapshot) for a fresh download.
 Use format="text" for plain text, format="html" for the cleaned HTML, and main_content=false when \
 you need the whole page (menus, listings, footers) rather than the main content.
 
+Pages built by JavaScript (single-page apps, many docs sites and forums) are loaded in a headless \
+browser when the server has one: by default (render="auto") only when the plain download is an empty \
+shell of scripts; render="always" when a page's text is known to come from its scripts; \
+render="never" to keep to the plain download. The structured output's via says which was used.
+
 Only public http(s) URLs are fetched. Private and local network addresses, robots.txt-disallowed \
 pages and pages larger than the configured size are refused with an error that starts with a \
 stable code (invalid_url, blocked_address, robots_disallowed, http_error, timeout, too_large, \
-unsupported_content_type, challenge_page, extraction_failed, snapshot_expired). Images, audio, video \
+unsupported_content_type, challenge_page, extraction_failed, snapshot_expired, render_unavailable). \
+Images, audio, video \
 and archives are not converted.
 
 The page text arrives between <untrusted-content id="..." source="..."> and \
@@ -87,6 +93,15 @@ WEB_FETCH_INPUT_SCHEMA: dict[str, Any] = {
             "default": False,
             "description": "true: ignore the cached copy and download the page again. Not with snapshot.",
         },
+        "render": {
+            "type": "string",
+            "enum": list(RENDER_MODES),
+            "default": "auto",
+            "description": (
+                "auto (default): load the page in a headless browser only when its plain download is a "
+                "shell that scripts fill in; always: load it in the browser; never: plain download only."
+            ),
+        },
         "snapshot": {
             "type": "string",
             "pattern": f"^[0-9a-fA-F]{{{SNAPSHOT_LENGTH}}}$",
@@ -121,6 +136,10 @@ class WebFetchOutput(BaseModel):
         description="Id of the version of the document this page was cut from; pass it back with start_index."
     )
     fetched_at: str = Field(description="When that version was fetched and converted, ISO 8601 in UTC.")
+    via: Literal["direct", "browser"] = Field(
+        description="How the text was obtained: direct (a plain download) or browser (the page as a "
+        "headless browser built it, its scripts run)."
+    )
     warnings: list[str] = Field(default_factory=list, description="Notes about the conversion, if any.")
 
 

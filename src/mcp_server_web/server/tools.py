@@ -21,7 +21,14 @@ from mcp_types import CallToolResult, TextContent
 
 from mcp_server_web.config import KNOWN_PROVIDERS
 from mcp_server_web.errors import InvalidArgument, InvalidURL, WebToolError
-from mcp_server_web.fetch import MAX_URL_LENGTH, OUTPUT_FORMATS, SNAPSHOT_LENGTH, OutputFormat
+from mcp_server_web.fetch import (
+    MAX_URL_LENGTH,
+    OUTPUT_FORMATS,
+    RENDER_MODES,
+    SNAPSHOT_LENGTH,
+    OutputFormat,
+    RenderMode,
+)
 from mcp_server_web.providers import TIME_RANGES, TOPICS, SearchQuery, SearchResult
 from mcp_server_web.server.advice import advised
 from mcp_server_web.server.arguments import as_bool, as_choice, as_domains, as_int, as_text
@@ -250,6 +257,7 @@ async def web_fetch(
     main_content: Any = None,
     refresh: Any = None,
     snapshot: Any = None,
+    render: Any = None,
     *,
     ctx: ToolContext,
 ) -> Annotated[CallToolResult, WebFetchOutput]:
@@ -271,6 +279,7 @@ async def web_fetch(
     main = as_bool(main_content, "main_content", default=True)
     fresh = as_bool(refresh, "refresh", default=False)
     version = as_snapshot(snapshot)
+    rendering = as_choice(render, "render", choices=RENDER_MODES, default="auto")
 
     async def progress(fraction: float, message: str) -> None:
         await ctx.report_progress(fraction, 1.0, message)
@@ -284,6 +293,7 @@ async def web_fetch(
         max_length=length,
         refresh=fresh,
         snapshot=version,
+        render=rendering,
         progress=progress,
     )
     return CallToolResult(
@@ -305,6 +315,7 @@ async def read_page(
     max_length: int = FETCH_MAX_LENGTH_DEFAULT,
     refresh: bool = False,
     snapshot: str | None = None,
+    render: RenderMode = "auto",
     progress: Progress,
 ) -> tuple[str, WebFetchOutput]:
     """One page of the document at url, as web_fetch answers it: the text the model reads and the
@@ -317,6 +328,7 @@ async def read_page(
         max_length=max_length,
         refresh=refresh,
         snapshot=snapshot,
+        render=render,
         progress=progress,
     )
     document, page = result.document, result.page
@@ -343,6 +355,7 @@ async def read_page(
         cached=result.cached,
         snapshot=document.snapshot,
         fetched_at=document.fetched_at,
+        via=document.via,
         warnings=[one_line(warning, NOTE_LIMIT) for warning in document.warnings],
     )
     return text, output

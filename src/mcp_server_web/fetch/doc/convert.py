@@ -12,7 +12,7 @@ import re
 from dataclasses import replace
 from typing import overload
 
-from mcp_server_web.errors import ExtractionFailed, UnsupportedContentType
+from mcp_server_web.errors import ExtractionFailed, ScriptBuiltPage, UnsupportedContentType
 from mcp_server_web.fetch.doc.charset import decode_text, without_controls
 from mcp_server_web.fetch.doc.embedded import PageScripts, ShellReport, inspect_shell, recover_embedded_text
 from mcp_server_web.fetch.doc.extract import extract_html
@@ -34,12 +34,14 @@ def convert(
     main_content: bool,
     pdf_max_pages: int = 100,
     pdf_time_budget: float = 20.0,
+    rendered: bool = False,
 ) -> Converted:
     """Turn a response into text in ``output_format``.
 
     Raises UnsupportedContentType for binary content (images, archives, executables...), which
     is never decoded as text, and ExtractionFailed when there is no text to return: an empty
-    body, a page whose text only JavaScript would produce, a PDF without a text layer.
+    body, a page whose text only JavaScript would produce (ScriptBuiltPage), a PDF without a text
+    layer. ``rendered`` says the HTML is a DOM a browser built, its scripts already run.
     """
     converted = _convert(
         response,
@@ -47,6 +49,7 @@ def convert(
         main_content=main_content,
         pdf_max_pages=pdf_max_pages,
         pdf_time_budget=pdf_time_budget,
+        rendered=rendered,
     )
     return replace(converted, text=_printable(converted.text), title=_printable(converted.title))
 
@@ -84,6 +87,7 @@ def _convert(
     main_content: bool,
     pdf_max_pages: int,
     pdf_time_budget: float,
+    rendered: bool,
 ) -> Converted:
     sniffed = classify(response)
     kind, media_type = sniffed.kind, sniffed.media_type
@@ -115,7 +119,7 @@ def _convert(
         result = extract_html(
             decoded, response.final_url, output_format=output_format, main_content=main_content
         )
-        if len(result.text) < _SHELL_CHECK_BELOW and result.scripts is not None:
+        if not rendered and len(result.text) < _SHELL_CHECK_BELOW and result.scripts is not None:
             shell = inspect_shell(result.scripts, result.visible_chars)
             rescued = _script_rendered(
                 shell, result.scripts, result.text, result.title, media_type, output_format
@@ -123,10 +127,17 @@ def _convert(
             if rescued is not None:
                 return rescued
         if not result.text.strip():
-            raise ExtractionFailed(
-                f"{response.final_url} has no readable text in its HTML; its content is probably "
-                "built by JavaScript in the browser, and scripts are not run here."
-            )
+            if rendered:
+                raise ExtractionFailed(
+                    f"{response.final_url} has no readable text, even as rendered in a browser with "
+                    "its scripts run."
+                )
+            if result.scripts is not None and result.scripts.script_chars:
+                raise ScriptBuiltPage(
+                    f"{response.final_url} has no readable text in its HTML; its content is probably "
+                    "built by JavaScript in the browser, and its scripts were not run."
+                )
+            raise ExtractionFailed(f"{response.final_url} has no readable text in its HTML.")
         return Converted(
             text=result.text,
             title=result.title,
@@ -172,14 +183,18 @@ def _script_rendered(
             text = "".join(f"<p>{html.escape(part)}</p>" for part in recovered.text.split("\n\n"))
         else:
             text = recovered.text
-        return Converted(text=text, title=heading, content_type=media_type, warnings=(warning,))
+        return Converted(
+            text=text, title=heading, content_type=media_type, warnings=(warning,), script_built=True
+        )
     if shell.is_shell and extracted.strip():
         warning = (
             "This page looks like an empty shell rendered by JavaScript (a mount point, "
             f"{shell.script_chars} characters of script, {shell.visible_chars} of text); scripts are not "
-            "run here, so the text below is probably incomplete."
+            "run, so the text below is probably incomplete."
         )
-        return Converted(text=extracted, title=title, content_type=media_type, warnings=(warning,))
+        return Converted(
+            text=extracted, title=title, content_type=media_type, warnings=(warning,), script_built=True
+        )
     return None
 
 

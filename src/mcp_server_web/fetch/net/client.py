@@ -99,11 +99,12 @@ class Fetcher:
         self._config = config
         self._policy = AddressPolicy(allow_private=config.allow_private, allow_cidrs=config.allow_cidrs)
         self._resolver = resolver or SystemResolver()
+        self._routes = ProxyRoutes.configured(config.proxy, environ)
         self._transport = GuardedTransport(
             policy=self._policy,
             resolver=self._resolver,
             backend=network_backend or httpcore.AnyIOBackend(),
-            routes=ProxyRoutes.configured(config.proxy, environ),
+            routes=self._routes,
         )
         self._client = httpx.AsyncClient(
             transport=self._transport,
@@ -120,6 +121,15 @@ class Fetcher:
     @property
     def policy(self) -> AddressPolicy:
         return self._policy
+
+    @property
+    def resolver(self) -> Resolver:
+        return self._resolver
+
+    @property
+    def routes(self) -> ProxyRoutes:
+        """Which outbound proxy each URL goes through (a browser's proxy follows the same)."""
+        return self._routes
 
     async def __aenter__(self) -> Self:
         return self

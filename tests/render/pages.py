@@ -1,0 +1,101 @@
+"""Pages for the render tests: what scripts build, and what a hostile page tries."""
+
+from __future__ import annotations
+
+SPA_TEXT = "This paragraph only exists once the page's script has fetched and inserted it."
+
+
+def spa_shell(data_path: str = "/data.json") -> str:
+    """An empty shell whose script fetches its content (a typical single-page app)."""
+    return f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>App</title></head>
+<body><div id="root"></div><script>
+fetch({data_path!r}).then(r => r.json()).then(d => {{
+  document.getElementById('root').innerHTML =
+    '<article><h1>' + d.title + '</h1>' + d.paragraphs.map(p => '<p>' + p + '</p>').join('') + '</article>';
+}});
+</script>{"<script>/* bundle */</script>" * 3}</body></html>"""
+
+
+def spa_data() -> str:
+    import json
+
+    paragraphs = [SPA_TEXT] + [
+        f"Section {n} of the rendered article explains one more detail of the subject at length."
+        for n in range(12)
+    ]
+    return json.dumps({"title": "Rendered by the browser", "paragraphs": paragraphs})
+
+
+def escape_attempts(refused_base: str, refused_host: str, udp_port: int) -> str:
+    """A page whose scripts and markup try every way out to a refused address."""
+    return f"""<!doctype html><html><head><title>Escapes</title>
+<link rel="dns-prefetch" href="{refused_base}/">
+<link rel="preconnect" href="{refused_base}/">
+<link rel="prefetch" href="{refused_base}/prefetch">
+<link rel="stylesheet" href="{refused_base}/style.css">
+</head><body><h1>Escapes</h1><p id="out">A page that tries to reach a private address in every way it can.</p>
+<iframe src="{refused_base}/frame"></iframe>
+<script src="{refused_base}/script.js"></script>
+<script>
+fetch('{refused_base}/fetch').catch(() => 0);
+fetch('{refused_base}/cors', {{method: 'POST', body: 'x', mode: 'no-cors'}}).catch(() => 0);
+try {{ new WebSocket('{refused_base.replace("http", "ws")}/ws'); }} catch (e) {{}}
+try {{ new EventSource('{refused_base}/events'); }} catch (e) {{}}
+try {{ navigator.sendBeacon('{refused_base}/beacon', 'x'); }} catch (e) {{}}
+try {{ const x = new XMLHttpRequest(); x.open('GET', '{refused_base}/xhr'); x.send(); }} catch (e) {{}}
+try {{
+  const stun = {{urls: 'stun:{refused_host}:{udp_port}'}};
+  const turn = {{urls: 'turn:{refused_host}:{udp_port}?transport=udp', username: 'u', credential: 'c'}};
+  const pc = new RTCPeerConnection({{iceServers: [stun, turn]}});
+  pc.createDataChannel('leak');
+  pc.createOffer().then(o => pc.setLocalDescription(o));
+}} catch (e) {{}}
+try {{ navigator.serviceWorker.register('/sw.js').catch(() => 0); }} catch (e) {{}}
+try {{ window.open('/popup'); }} catch (e) {{}}
+location.hash = 'done';
+</script></body></html>"""
+
+
+def never_settles() -> str:
+    """Text that is there at once, and scripts that keep fetching and changing it forever."""
+    return """<!doctype html><html><head><title>Live</title></head><body>
+<article><h1>Live ticker</h1>
+<p>This page keeps polling its server and rewriting a counter, so it never settles.</p>
+<p id="count">0</p></article><script>
+let n = 0;
+setInterval(() => { document.getElementById('count').textContent = 'tick ' + (++n) + ' '.repeat(n % 7);
+                    fetch('/poll?' + n).catch(() => 0); }, 50);
+</script></body></html>"""
+
+
+def subresources() -> str:
+    return """<!doctype html><html><head><title>Heavy</title><link rel="stylesheet" href="/style.css">
+<style>@font-face { font-family: F; src: url(/font.woff2); } body { font-family: F; }</style></head>
+<body><h1>Heavy page</h1><p>A page with an image, a video, audio and a web font, none of which carry text.</p>
+<img src="/image.png"><video src="/video.mp4" autoplay></video><audio src="/audio.mp3" autoplay></audio>
+</body></html>"""
+
+
+def shadow_component() -> str:
+    return """<!doctype html><html><head><title>Components</title></head><body>
+<doc-page></doc-page><script>
+customElements.define('doc-page', class extends HTMLElement {
+  constructor() { super(); this.attachShadow({mode: 'open'}).innerHTML =
+    '<h1>Component docs</h1>' +
+    '<p>Everything on this page lives in an open shadow root of a custom element.</p>'; }
+});
+</script></body></html>"""
+
+
+def huge_dom(elements: int) -> str:
+    return f"""<!doctype html><html><head><title>Huge</title></head><body><p>Many elements follow.</p><script>
+const f = document.createDocumentFragment();
+for (let i = 0; i < {elements}; i++) f.appendChild(document.createElement('span'));
+document.body.appendChild(f);
+</script></body></html>"""
+
+
+def loads_scripts(count: int) -> str:
+    tags = "".join(f'<script src="/big{n}.js"></script>' for n in range(count))
+    body = "<body><p>Text before the scripts.</p></body>"
+    return f"<!doctype html><html><head><title>Scripts</title>{tags}</head>{body}</html>"
