@@ -50,6 +50,8 @@ try {{
   pc.createDataChannel('leak');
   pc.createOffer().then(o => pc.setLocalDescription(o));
 }} catch (e) {{}}
+fetch('file:///etc/hostname').then(r => r.text())
+  .then(t => document.body.append('LE' + 'AKED:' + t)).catch(() => 0);
 try {{ navigator.serviceWorker.register('/sw.js').catch(() => 0); }} catch (e) {{}}
 try {{ window.open('/popup'); }} catch (e) {{}}
 location.hash = 'done';

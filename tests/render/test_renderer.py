@@ -108,6 +108,7 @@ async def test_every_way_out_to_a_refused_address_is_closed(renderer: Renderer, 
         udp.recvfrom(100)
     udp.close()
     assert "A page that tries to reach a private address" in rendered.response.body.decode()
+    assert "LEAKED:" not in rendered.response.body.decode(), "file: is out of a page's reach"
     assert origin.hits("/sw.js") == 0, "service workers are refused"
 
 
@@ -302,3 +303,34 @@ async def test_a_browser_holding_too_much_memory_is_started_afresh(origin: Quick
         assert rendering.status().launches == 2
     finally:
         await rendering.aclose()
+
+
+def test_doctor_names_the_browser_or_why_there_is_none() -> None:
+    import subprocess
+    import sys
+
+    choice = browser_or_skip()
+
+    def doctor(**env: str) -> str:
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("MCP_WEB_")}
+        environment.update(env)
+        done = subprocess.run(
+            [sys.executable, "-m", "mcp_server_web", "doctor"],
+            env=environment,
+            capture_output=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.decode()
+
+    assert f"loaded in {choice.executable or 'Playwright'}" in doctor(MCP_WEB_BROWSER=choice.executable or "")
+    assert "Rendering: none; web_fetch reads pages as downloaded, because rendering is off" in doctor(
+        MCP_WEB_RENDER="off"
+    )
+    missing = doctor(MCP_WEB_BROWSER="/nonexistent/chrome")
+    assert (
+        "MCP_WEB_BROWSER=/nonexistent/chrome is neither an executable file nor a command on PATH" in missing
+    )
+    # Nothing on PATH and no Playwright browser cache: how to install one.
+    empty = doctor(MCP_WEB_BROWSER="", PATH="/nonexistent", PLAYWRIGHT_BROWSERS_PATH="/nonexistent")
+    assert "no browser was found: install one with" in empty

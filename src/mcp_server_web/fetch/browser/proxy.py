@@ -178,6 +178,7 @@ class BrowserProxy:
             await _answer(client, 403, str(exc))
             return
         session.destinations.append(f"{host}:{port}")
+        logger.debug("browser %s %s", method.decode("ascii", "replace"), shortened(target.decode("ascii")))
         async with upstream:
             if tunnel:
                 await client.send(b"HTTP/1.1 200 Connection Established\r\n\r\n")
