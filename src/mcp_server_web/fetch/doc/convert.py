@@ -132,7 +132,7 @@ def _convert(
                     f"{response.final_url} has no readable text, even as rendered in a browser with "
                     "its scripts run."
                 )
-            if result.scripts is not None and result.scripts.script_chars:
+            if result.scripts is not None and result.scripts.scripts:
                 raise ScriptBuiltPage(
                     f"{response.final_url} has no readable text in its HTML; its content is probably "
                     "built by JavaScript in the browser, and its scripts were not run."

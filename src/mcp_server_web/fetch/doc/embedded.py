@@ -66,6 +66,8 @@ class PageScripts:
     script_chars: int
     mount_point: bool
     data_scripts: tuple[Script, ...]
+    scripts: int = 0
+    """Script elements, inline or not (a page may be all ``<script src>``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,15 +81,17 @@ class ShellReport:
 def page_scripts(root: lxml.html.HtmlElement) -> PageScripts:
     """The page's scripts, mount points and data scripts (see PageScripts). Only the data
     scripts' text is copied out of the tree."""
-    script_chars = 0
+    script_chars = scripts = 0
     data_scripts: list[Script] = []
     for script in root.iter("script"):
+        scripts += 1
         script_chars += int(_STRING_LENGTH(script))
         script_id = script.get("id") or ""
         kind = (script.get("type") or "").strip().lower()
         if kind in ("application/ld+json", "application/json") or script_id in _DATA_SCRIPT_IDS:
             data_scripts.append(Script(script_id, kind, script.text or ""))
     return PageScripts(
+        scripts=scripts,
         script_chars=script_chars,
         mount_point=bool(_MOUNT(root)),
         data_scripts=tuple(data_scripts),
