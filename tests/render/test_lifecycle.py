@@ -46,6 +46,15 @@ def _command(pid: int) -> bytes:
         return b""
 
 
+def _our_servers() -> list[int]:
+    """Living servers started by this process (children running mcp_server_web)."""
+    return [
+        pid
+        for pid in _living(descendants(os.getpid()))
+        if b"mcp_server_web" in _command(pid) and _parent(pid) == os.getpid()
+    ]
+
+
 def _parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
@@ -87,14 +96,13 @@ async def test_over_stdio_the_browser_ends_when_stdin_closes() -> None:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "mcp_server_web"], env=_environment(choice.executable)
     )
+    before = set(_our_servers())
     with QuickOrigin() as origin, anyio.fail_after(60):
         async with Client(params) as client:
             await _render(client, _serve_spa(origin))
-            servers = [
-                pid
-                for pid in descendants(os.getpid())
-                if b"mcp_server_web" in _command(pid) and _parent(pid) == os.getpid()
-            ]
+            # This test's server: a child of this process that was not there before (another
+            # test's server may still be on its way out).
+            servers = [pid for pid in _our_servers() if pid not in before]
             assert len(servers) == 1
             browser = _browser_processes(servers[0])
             assert any(b"chrom" in _command(pid) for pid in browser)
