@@ -376,9 +376,8 @@ async def read_page(
     )
     if query is not None:
         passages = rank_passages(document.text, query, max_chars=max_length, output_format=document.format)
-        text = "\n\n".join(
-            [passages_text(passages, document.final_url, document.total_length, document.snapshot), *notes]
-        )
+        body, footer = passages_text(passages, document.final_url, document.total_length, document.snapshot)
+        text = "\n\n".join(part for part in [body, *notes, footer] if part)
         output = _fetch_output(document, result.cached, page)
         returned = sum(passage.length for passage in passages)
         return text, output.model_copy(
@@ -399,14 +398,10 @@ async def read_page(
     if outline:
         entries = document_outline(document.text, document.format)
         shown_entries, listing = outline_listing(entries, max_length)
-        text = "\n\n".join(
-            [
-                outline_text(
-                    entries, shown_entries, listing, document.final_url, document.format, document.snapshot
-                ),
-                *notes,
-            ]
+        body, footer = outline_text(
+            entries, shown_entries, listing, document.final_url, document.format, document.snapshot
         )
+        text = "\n\n".join(part for part in [body, *notes, footer] if part)
         output = _fetch_output(document, result.cached, page)
         return text, output.model_copy(
             update={
@@ -454,11 +449,12 @@ BEFORE_HEADINGS = "(before the first heading)"
 """What a passage's header line names when the passage comes before any heading of its document."""
 
 
-def passages_text(passages: list[Passage], source: str, total_length: int, snapshot: str) -> str:
-    """The passages as the model reads them: fenced, each under a line that gives its start_index
-    and heading path (both ours, from the page's own headings), then how to read around one."""
+def passages_text(passages: list[Passage], source: str, total_length: int, snapshot: str) -> tuple[str, str]:
+    """The passages as the model reads them, fenced, each under a line that gives its start_index
+    and heading path; and the line that says how to read around one ("" and a sentence when no
+    passage matched)."""
     if not passages:
-        return (
+        return "", (
             f"No passage of this document ({total_length} characters) matches the query. Call web_fetch "
             "again without query to read it from the start, or with outline=true to see its sections."
         )
@@ -472,7 +468,7 @@ def passages_text(passages: list[Passage], source: str, total_length: int, snaps
         f"{total_length} characters. To read around a passage, call web_fetch again without query, "
         f"with start_index set to that passage's start_index and snapshot={snapshot}.]"
     )
-    return "\n\n".join([fence("\n\n".join(blocks), source=source), footer])
+    return fence("\n\n".join(blocks), source=source), footer
 
 
 def outline_listing(entries: list[OutlineEntry], max_length: int) -> tuple[list[OutlineEntry], str]:
@@ -499,14 +495,16 @@ def outline_text(
     source: str,
     output_format: OutputFormat,
     snapshot: str,
-) -> str:
+) -> tuple[str, str]:
+    """The outline fenced (its headings are the page's words), and the line that says how to read a
+    section ("" and a sentence when the document has no headings)."""
     if not entries:
         why = (
             " (format=text has no heading markers: ask format=markdown for its outline)"
             if output_format == "text"
             else ""
         )
-        return (
+        return "", (
             f"This document has no headings{why}. Read it with start_index, or pass query to find the "
             "passages about something."
         )
@@ -521,7 +519,7 @@ def outline_text(
         "again without outline, with start_index set to its start_index, max_length to its length, and "
         f"snapshot={snapshot}.]"
     )
-    return "\n\n".join([fence(listing, source=source), footer])
+    return fence(listing, source=source), footer
 
 
 WEB_SEARCH_TOOL = ToolSpec(
