@@ -237,3 +237,19 @@ def test_a_realistic_megabyte_ranks_quickly(output_format: str) -> None:
     elapsed = time.perf_counter() - started
     assert passages
     assert elapsed < 0.5, elapsed
+
+
+def test_a_query_of_every_letter_and_digit_on_a_megabyte_in_bounded_time() -> None:
+    document = ("a b c d e f g h i j k l m n o p q r s t u v w x y z 0 1 2 3.\n\n") * 16_000
+    query = "a b c d e f g h i j k l m n o p q r s t u v w x y z 0 1 2 3 4 5 6 7 8 9 (.*+?[]) \\"
+    started = time.perf_counter()
+    passages = rank_passages(document, query, max_chars=2000)
+    elapsed = time.perf_counter() - started
+    assert passages and sum(passage.length for passage in passages) <= 2000
+    assert elapsed < 3.0, elapsed
+
+
+def test_regular_expression_characters_in_a_query_are_words_or_nothing() -> None:
+    assert rank_passages(GUIDE, "(.*+?[]) \\ ^$ |", max_chars=1000) == []
+    passages = rank_passages(GUIDE, "widget.*calibrate", max_chars=1000)
+    assert "widget calibrate --reset" in texts(passages)

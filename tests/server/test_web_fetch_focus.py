@@ -164,3 +164,18 @@ async def test_empty_query_reads_normally_and_snapshot_is_honoured(client: Clien
     focused = await client.call_tool("web_fetch", {"url": url, "query": "compiler", "snapshot": snapshot})
     assert focused.structured_content is not None and focused.structured_content["snapshot"] == snapshot
     assert "working compiler" in fenced_text(focused)
+
+
+async def test_plain_text_passages_are_headed_before_the_first_heading(
+    client: Client, origin: Origin
+) -> None:
+    url = origin.serve(
+        "/notes.txt", f"Field notes.\n\n{FILLER}\n\nThe gauge was recalibrated on Monday.\n", "text/plain"
+    )
+    result = await client.call_tool(
+        "web_fetch", {"url": url, "format": "text", "query": "gauge recalibrated"}
+    )
+    assert not result.is_error, text_of(result)
+    assert "[start_index=" in fenced_text(result) and "· (before the first heading)]" in fenced_text(result)
+    assert result.structured_content is not None
+    assert [p["heading"] for p in result.structured_content["passages"]] == [""]
