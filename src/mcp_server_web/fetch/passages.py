@@ -13,9 +13,10 @@ stemmer as aggressive as Porter's would also merge words a reader keeps apart ("
 "generate"). Nothing is done for scripts written without spaces (Chinese, Japanese): there a
 whole run of text is one word, so a query matches only a run it spells out in full.
 
-For speed the document is never tokenized as a whole: each query term's stem becomes part of
-one regular expression matched across the text (in C), and only the words it hits are stemmed in
-Python. Passage lengths for BM25's length normalization are counted in characters, not words.
+For speed the document is never tokenized as a whole: each query term's stem (less its last
+letter when longer than three) is looked for with str.find in the lower-cased text, and only the
+words found there are stemmed in Python (about 40 ms for a 1 MB document). Passage lengths for BM25's length
+normalization are counted in characters, not words.
 
 Headings: ATX lines (``#`` to ``######``, outside fenced code) in markdown, ``<h1>``-``<h6>`` in html.
 Plain text has no heading markers: its passages are its paragraphs with the heading "" and its
