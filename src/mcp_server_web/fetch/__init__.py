@@ -27,11 +27,13 @@ from mcp_server_web.fetch.net.decode import ACCEPT_ENCODING, BodyDecoder, descri
 from mcp_server_web.fetch.net.proxy import ProxyRoutes, RoutedTransport
 from mcp_server_web.fetch.net.resolution import Resolver
 from mcp_server_web.fetch.net.urls import MAX_URL_LENGTH, parse_url
+from mcp_server_web.fetch.passages import OutlineEntry, Passage, outline, rank_passages
 from mcp_server_web.fetch.service import CONVERSION_JOB, FetchService
 from mcp_server_web.fetch.types import (
     OUTPUT_FORMATS,
     RENDER_MODES,
     SNAPSHOT_LENGTH,
+    Document,
     FetchResponse,
     OutputFormat,
     RenderMode,
@@ -57,11 +59,14 @@ __all__ = [
     "BrowserProxy",
     "ContentKind",
     "ConversionPool",
+    "Document",
     "FetchConfig",
     "FetchResponse",
     "FetchService",
     "Fetcher",
+    "OutlineEntry",
     "OutputFormat",
+    "Passage",
     "PoolStatus",
     "ProxyRoutes",
     "RenderConfig",
@@ -75,8 +80,10 @@ __all__ = [
     "decode_text",
     "describe_size",
     "find_browser",
+    "outline",
     "parse_url",
     "playwright_installed",
+    "rank_passages",
     "too_large",
     "valid_media_type",
     "without_controls",

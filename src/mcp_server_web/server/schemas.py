@@ -11,6 +11,7 @@ from mcp_server_web.fetch import MAX_URL_LENGTH, RENDER_MODES, SNAPSHOT_LENGTH
 
 FETCH_MAX_LENGTH_DEFAULT = 8000
 FETCH_MAX_LENGTH_LIMIT = 100_000
+FETCH_QUERY_MAX_LENGTH = 400
 TITLE_LIMIT = 300
 """Most characters of a structured title (web_fetch's page, each web_search result): the site chose
 it and it stands outside the fence, so it is one clean line (boundary.one_line) like every remote
@@ -30,6 +31,16 @@ call, so following pages are instant. Passing snapshot keeps every page from the
 document, even if the page changes or is re-downloaded meanwhile; if that version is no longer available \
 the call fails with snapshot_expired, and you should start again at start_index=0 without snapshot. \
 Use refresh=true (without snapshot) for a fresh download.
+
+To read only what answers a question, pass query (a few words or a question): instead of the slice \
+at start_index you get the passages of the document most relevant to it (a word-based ranking, not \
+a model), in document order, each headed by a line [start_index=N · Section > Subsection] that gives \
+its place in the document and its section; they fill at most max_length characters. To read around \
+a passage, call web_fetch again without query, with start_index=N (and the snapshot). To see how a \
+long document is organized, pass outline=true: you get its headings as an indented list, each with \
+its start_index and its section's length; reading at a heading's start_index with that max_length \
+returns exactly that section, heading first. Both reuse the cached document: no new download. \
+format="text" has no headings, so its outline is empty.
 
 Use format="text" for plain text, format="html" for the cleaned HTML, and main_content=false when \
 you need the whole page (menus, listings, footers) rather than the main content.
@@ -102,6 +113,21 @@ WEB_FETCH_INPUT_SCHEMA: dict[str, Any] = {
                 "shell that scripts fill in; always: load it in the browser; never: plain download only."
             ),
         },
+        "query": {
+            "type": "string",
+            "maxLength": FETCH_QUERY_MAX_LENGTH,
+            "description": (
+                "Return only the passages of the document most relevant to this question or these words, "
+                "each headed by its start_index and section, within max_length. Not with outline."
+            ),
+        },
+        "outline": {
+            "type": "boolean",
+            "default": False,
+            "description": (
+                "true: return the document's headings (level, start_index, section length), not its text."
+            ),
+        },
         "snapshot": {
             "type": "string",
             "pattern": f"^[0-9a-fA-F]{{{SNAPSHOT_LENGTH}}}$",
@@ -114,6 +140,26 @@ WEB_FETCH_INPUT_SCHEMA: dict[str, Any] = {
     },
     "required": ["url"],
 }
+
+
+class PassageOut(BaseModel):
+    start_index: int = Field(
+        description="Where the passage starts in the document; read around it with start_index."
+    )
+    length: int = Field(description="Characters of the document the passage covers.")
+    heading: str = Field(
+        description='Its section\'s heading path, e.g. "Install > From source"; "" before any heading.'
+    )
+    score: float = Field(description="Relevance to the query (BM25); higher is more relevant.")
+
+
+class OutlineEntryOut(BaseModel):
+    heading: str = Field(description="The heading's text.")
+    level: int = Field(description="1 (top level) to 6.")
+    start_index: int = Field(description="Where the heading starts: reading from here starts with it.")
+    length: int = Field(
+        description="Characters of its section, up to the next heading of its level or higher."
+    )
 
 
 class WebFetchOutput(BaseModel):
@@ -141,6 +187,12 @@ class WebFetchOutput(BaseModel):
         "headless browser built it, its scripts run)."
     )
     warnings: list[str] = Field(default_factory=list, description="Notes about the conversion, if any.")
+    passages: list[PassageOut] | None = Field(
+        default=None, description="With query: the passages returned, in document order; null without query."
+    )
+    outline: list[OutlineEntryOut] | None = Field(
+        default=None, description="With outline=true: the document's headings in order; null otherwise."
+    )
 
 
 SEARCH_MAX_RESULTS_DEFAULT = 5

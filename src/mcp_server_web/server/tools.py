@@ -26,9 +26,14 @@ from mcp_server_web.fetch import (
     OUTPUT_FORMATS,
     RENDER_MODES,
     SNAPSHOT_LENGTH,
+    Document,
+    OutlineEntry,
     OutputFormat,
+    Passage,
     RenderMode,
+    rank_passages,
 )
+from mcp_server_web.fetch import outline as document_outline
 from mcp_server_web.providers import TIME_RANGES, TOPICS, SearchQuery, SearchResult
 from mcp_server_web.server.advice import advised
 from mcp_server_web.server.arguments import as_bool, as_choice, as_domains, as_int, as_text
@@ -36,6 +41,7 @@ from mcp_server_web.server.boundary import fence, one_line
 from mcp_server_web.server.schemas import (
     FETCH_MAX_LENGTH_DEFAULT,
     FETCH_MAX_LENGTH_LIMIT,
+    FETCH_QUERY_MAX_LENGTH,
     SEARCH_MAX_RESULTS_DEFAULT,
     SEARCH_MAX_RESULTS_LIMIT,
     SEARCH_QUERY_MAX_LENGTH,
@@ -46,6 +52,8 @@ from mcp_server_web.server.schemas import (
     WEB_SEARCH_DESCRIPTION,
     WEB_SEARCH_INPUT_SCHEMA,
     AttemptOut,
+    OutlineEntryOut,
+    PassageOut,
     SearchResultOut,
     WebFetchOutput,
     WebSearchOutput,
@@ -111,6 +119,8 @@ class PageSlice(Protocol):
     def next_start_index(self) -> int | None: ...
     @property
     def remaining(self) -> int: ...
+    @property
+    def truncated(self) -> bool: ...
 
 
 def continuation_footer(page: PageSlice, snapshot: str | None = None) -> str:
@@ -258,6 +268,8 @@ async def web_fetch(
     refresh: Any = None,
     snapshot: Any = None,
     render: Any = None,
+    query: Any = None,
+    outline: Any = None,
     *,
     ctx: ToolContext,
 ) -> Annotated[CallToolResult, WebFetchOutput]:
@@ -280,6 +292,16 @@ async def web_fetch(
     fresh = as_bool(refresh, "refresh", default=False)
     version = as_snapshot(snapshot)
     rendering = as_choice(render, "render", choices=RENDER_MODES, default="auto")
+    question = as_query(query)
+    headings_only = as_bool(outline, "outline", default=False)
+    if question is not None and headings_only:
+        raise InvalidArgument("query and outline=true ask for different answers: pass one or the other.")
+    if start and (question is not None or headings_only):
+        raise InvalidArgument(
+            f"{'query' if question is not None else 'outline'} works on the whole document, so start_index "
+            "does not apply: leave start_index out, or leave "
+            f"{'query' if question is not None else 'outline'} out to read from start_index."
+        )
 
     async def progress(fraction: float, message: str) -> None:
         await ctx.report_progress(fraction, 1.0, message)
@@ -294,12 +316,21 @@ async def web_fetch(
         refresh=fresh,
         snapshot=version,
         render=rendering,
+        query=question,
+        outline=headings_only,
         progress=progress,
     )
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structured_content=output.model_dump(mode="json"),
     )
+
+
+def as_query(value: Any) -> str | None:
+    """The query a caller passed, stripped; None when absent or blank (a plain read)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return as_text(value, "query", max_length=FETCH_QUERY_MAX_LENGTH)
 
 
 Progress = Callable[[float, str], Awaitable[None]]
@@ -316,10 +347,16 @@ async def read_page(
     refresh: bool = False,
     snapshot: str | None = None,
     render: RenderMode = "auto",
+    query: str | None = None,
+    outline: bool = False,
     progress: Progress,
 ) -> tuple[str, WebFetchOutput]:
     """One page of the document at url, as web_fetch answers it: the text the model reads and the
-    structured output. The one path of web_fetch and of the fetch prompt (server/prompts.py)."""
+    structured output. The one path of web_fetch and of the fetch prompt (server/prompts.py).
+
+    With query, the page is the passages of the whole document most relevant to it (at most
+    max_length characters of the document); with outline, its headings. Both work on the cached
+    document like any page."""
     result = await services.fetch.fetch_page(
         url,
         output_format=output_format,
@@ -337,11 +374,59 @@ async def read_page(
         if page.start_index == 0
         else []
     )
+    if query is not None:
+        passages = rank_passages(document.text, query, max_chars=max_length, output_format=document.format)
+        body, footer = passages_text(passages, document.final_url, document.total_length, document.snapshot)
+        text = "\n\n".join(part for part in [body, *notes, footer] if part)
+        output = _fetch_output(document, result.cached, page)
+        returned = sum(passage.length for passage in passages)
+        return text, output.model_copy(
+            update={
+                "next_start_index": None,
+                "truncated": returned < document.total_length,
+                "passages": [
+                    PassageOut(
+                        start_index=p.start_index,
+                        length=p.length,
+                        heading=one_line(p.heading, TITLE_LIMIT),
+                        score=p.score,
+                    )
+                    for p in passages
+                ],
+            }
+        )
+    if outline:
+        entries = document_outline(document.text, document.format)
+        shown_entries, listing = outline_listing(entries, max_length)
+        body, footer = outline_text(
+            entries, shown_entries, listing, document.final_url, document.format, document.snapshot
+        )
+        text = "\n\n".join(part for part in [body, *notes, footer] if part)
+        output = _fetch_output(document, result.cached, page)
+        return text, output.model_copy(
+            update={
+                "next_start_index": None,
+                "truncated": False,
+                "outline": [
+                    OutlineEntryOut(
+                        heading=one_line(e.heading, TITLE_LIMIT),
+                        level=e.level,
+                        start_index=e.start_index,
+                        length=e.length,
+                    )
+                    for e in shown_entries
+                ],
+            }
+        )
     footer = continuation_footer(page, document.snapshot)
     # Only the slice of the document is fenced, so start_index and next_start_index still count
     # characters of the document itself; every call (cached pages too) draws its own id.
     text = "\n\n".join([fence(page.text, source=document.final_url), *notes, *([footer] if footer else [])])
-    output = WebFetchOutput(
+    return text, _fetch_output(document, result.cached, page)
+
+
+def _fetch_output(document: Document, cached: bool, page: PageSlice) -> WebFetchOutput:
+    return WebFetchOutput(
         url=document.url,
         final_url=document.final_url,
         status=document.status,
@@ -352,13 +437,89 @@ async def read_page(
         next_start_index=page.next_start_index,
         total_length=page.total_length,
         truncated=page.truncated,
-        cached=result.cached,
+        cached=cached,
         snapshot=document.snapshot,
         fetched_at=document.fetched_at,
         via=document.via,
         warnings=[one_line(warning, NOTE_LIMIT) for warning in document.warnings],
     )
-    return text, output
+
+
+BEFORE_HEADINGS = "(before the first heading)"
+"""What a passage's header line names when the passage comes before any heading of its document."""
+
+
+def passages_text(passages: list[Passage], source: str, total_length: int, snapshot: str) -> tuple[str, str]:
+    """The passages as the model reads them, fenced, each under a line that gives its start_index
+    and heading path; and the line that says how to read around one ("" and a sentence when no
+    passage matched)."""
+    if not passages:
+        return "", (
+            f"No passage of this document ({total_length} characters) matches the query. Call web_fetch "
+            "again without query to read it from the start, or with outline=true to see its sections."
+        )
+    blocks = [
+        f"[start_index={p.start_index} · {one_line(p.heading, TITLE_LIMIT) or BEFORE_HEADINGS}]\n{p.text}"
+        for p in passages
+    ]
+    returned = sum(p.length for p in passages)
+    footer = (
+        f"[{len(passages)} passage{'s' if len(passages) != 1 else ''} for the query: {returned} of "
+        f"{total_length} characters. To read around a passage, call web_fetch again without query, "
+        f"with start_index set to that passage's start_index and snapshot={snapshot}.]"
+    )
+    return fence("\n\n".join(blocks), source=source), footer
+
+
+def outline_listing(entries: list[OutlineEntry], max_length: int) -> tuple[list[OutlineEntry], str]:
+    """The outline as an indented list of at most max_length characters, and the entries it shows."""
+    top = min((entry.level for entry in entries), default=1)
+    lines: list[str] = []
+    used = 0
+    for entry in entries:
+        line = (
+            f"{'  ' * (entry.level - top)}- {one_line(entry.heading, TITLE_LIMIT) or '(empty heading)'} "
+            f"[start_index={entry.start_index}, {entry.length} characters]"
+        )
+        if used + len(line) + 1 > max_length and lines:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return entries[: len(lines)], "\n".join(lines)
+
+
+def outline_text(
+    entries: list[OutlineEntry],
+    shown_entries: list[OutlineEntry],
+    listing: str,
+    source: str,
+    output_format: OutputFormat,
+    snapshot: str,
+) -> tuple[str, str]:
+    """The outline fenced (its headings are the page's words), and the line that says how to read a
+    section ("" and a sentence when the document has no headings)."""
+    if not entries:
+        why = (
+            " (format=text has no heading markers: ask format=markdown for its outline)"
+            if output_format == "text"
+            else ""
+        )
+        return "", (
+            f"This document has no headings{why}. Read it with start_index, or pass query to find the "
+            "passages about something."
+        )
+    cut = (
+        f" Only the first {len(shown_entries)} of {len(entries)} headings fit in max_length; pass a larger "
+        "max_length for more."
+        if len(shown_entries) < len(entries)
+        else ""
+    )
+    footer = (
+        f"[{len(entries)} heading{'s' if len(entries) != 1 else ''}.{cut} To read a section, call web_fetch "
+        "again without outline, with start_index set to its start_index, max_length to its length, and "
+        f"snapshot={snapshot}.]"
+    )
+    return fence(listing, source=source), footer
 
 
 WEB_SEARCH_TOOL = ToolSpec(
