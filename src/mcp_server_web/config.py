@@ -338,6 +338,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("search_timeout", "MCP_WEB_SEARCH_TIMEOUT", SECONDS, "seconds one provider may take"),
     Option("search_deadline", "MCP_WEB_SEARCH_DEADLINE", SECONDS, "seconds one web_search may take"),
     Option("search_cache_ttl", "MCP_WEB_SEARCH_CACHE_TTL", SECONDS, "seconds a search answer stays cached"),
+    Option(
+        "read_budget",
+        "MCP_WEB_READ_BUDGET",
+        SECONDS,
+        "seconds web_search(read=N) may spend reading its top results, after the search answered",
+    ),
 )
 OPTIONS_BY_ATTR = {option.attr: option for option in OPTIONS}
 
@@ -384,6 +390,7 @@ class Settings:
     search_timeout: float = 10.0
     search_deadline: float = 25.0
     search_cache_ttl: float = 600.0
+    read_budget: float = 15.0
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Settings:

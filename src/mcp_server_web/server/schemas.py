@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from mcp_server_web.config import KNOWN_PROVIDERS
 from mcp_server_web.fetch import MAX_URL_LENGTH, RENDER_MODES, SNAPSHOT_LENGTH
+from mcp_server_web.server.reading import READ_CONTENT_LIMIT, READ_LIMIT
 
 FETCH_MAX_LENGTH_DEFAULT = 8000
 FETCH_MAX_LENGTH_LIMIT = 100_000
@@ -208,7 +209,9 @@ are short and may be outdated.
 Options: max_results (1-20, default 5); topic="news" for recent news; time_range (day, week, \
 month, year) to keep only recent results; include_domains / exclude_domains (e.g. \
 ["docs.python.org"]) to restrict or drop sites; provider to ask one configured search provider \
-only.
+only; read=N (up to 5) to also read the top N pages and get, under each of those results, the \
+passages of its page that answer the query (a page that cannot be read says why instead; a later \
+web_fetch of that URL is served from the cache).
 
 Several search providers are tried in order until one answers; the answer says which provider \
 answered and why any before it failed. An empty list means no provider found anything. \
@@ -262,9 +265,25 @@ WEB_SEARCH_INPUT_SCHEMA: dict[str, Any] = {
             "enum": list(KNOWN_PROVIDERS),
             "description": "Ask only this provider (it must be configured); no fallback.",
         },
+        "read": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": READ_LIMIT,
+            "default": 0,
+            "description": (
+                f"Also read the top N results (at most {READ_LIMIT}) and give each the passages of its page "
+                f"most relevant to the query (at most {READ_CONTENT_LIMIT} characters each), saving a "
+                "web_fetch per result. 0 (default): results only."
+            ),
+        },
     },
     "required": ["query"],
 }
+
+
+class ContentError(BaseModel):
+    code: str = Field(description="The stable code web_fetch would have answered with.")
+    message: str
 
 
 class SearchResultOut(BaseModel):
@@ -273,6 +292,13 @@ class SearchResultOut(BaseModel):
     snippet: str = Field(description=f"One line, at most {SNIPPET_LIMIT} characters.")
     published: str | None = None
     score: float | None = None
+    content: str | None = Field(
+        default=None,
+        description="With read: the passages of the page most relevant to the query (web text, untrusted).",
+    )
+    content_error: ContentError | None = Field(
+        default=None, description="With read: why this result's page could not be read."
+    )
 
 
 class AttemptOut(BaseModel):

@@ -38,6 +38,7 @@ from mcp_server_web.providers import TIME_RANGES, TOPICS, SearchQuery, SearchRes
 from mcp_server_web.server.advice import advised
 from mcp_server_web.server.arguments import as_bool, as_choice, as_domains, as_int, as_text
 from mcp_server_web.server.boundary import fence, one_line
+from mcp_server_web.server.reading import READ_LIMIT, Read, read_results
 from mcp_server_web.server.schemas import (
     FETCH_MAX_LENGTH_DEFAULT,
     FETCH_MAX_LENGTH_LIMIT,
@@ -52,6 +53,7 @@ from mcp_server_web.server.schemas import (
     WEB_SEARCH_DESCRIPTION,
     WEB_SEARCH_INPUT_SCHEMA,
     AttemptOut,
+    ContentError,
     OutlineEntryOut,
     PassageOut,
     SearchResultOut,
@@ -171,6 +173,7 @@ async def web_search(
     include_domains: Any = None,
     exclude_domains: Any = None,
     provider: Any = None,
+    read: Any = None,
     *,
     ctx: ToolContext,
 ) -> Annotated[CallToolResult, WebSearchOutput]:
@@ -195,32 +198,61 @@ async def web_search(
         if provider in (None, "")
         else as_choice(provider, "provider", choices=KNOWN_PROVIDERS, default="")
     )
-    chain = await services_of(ctx).search.get()
+    reading = as_int(read, "read", default=0, minimum=0, maximum=READ_LIMIT)
+    services = services_of(ctx)
+    if reading and "web_fetch" not in services.settings.tools:
+        raise InvalidArgument(
+            "read reads pages the way web_fetch does, and this server does not offer web_fetch: "
+            "search without read."
+        )
+    chain = await services.search.get()
     answer = await chain.search(search_query, pin=pin)
+    reads: list[Read] = []
+    if reading and answer.results:
+        urls = [result.url for result in answer.results[:reading]]
+        reads = await read_results(
+            services.fetch, urls, search_query.query, budget=services.settings.read_budget
+        )
     output = WebSearchOutput(
         query=search_query.query,
         provider=answer.provider,
-        results=[_result_out(result) for result in answer.results],
+        results=[
+            _result_out(result, reads[index] if index < len(reads) else None)
+            for index, result in enumerate(answer.results)
+        ],
         attempts=[AttemptOut(**asdict(attempt)) for attempt in answer.attempts],
         cached=answer.cached,
     )
     # The fenced listing shows the results as the provider sent them (a fence leaves its text
     # untouched); the structured fields stand outside any fence, so they are the cleaned lines.
-    as_sent = output.model_copy(update={"results": [SearchResultOut(**asdict(r)) for r in answer.results]})
+    as_sent = output.model_copy(
+        update={
+            "results": [
+                SearchResultOut(**asdict(result), content=shown.content, content_error=shown.content_error)
+                for result, shown in zip(answer.results, output.results, strict=True)
+            ]
+        }
+    )
     return CallToolResult(
         content=[TextContent(type="text", text=render_search_answer(as_sent))],
         structured_content=output.model_dump(mode="json"),
     )
 
 
-def _result_out(result: SearchResult) -> SearchResultOut:
-    """A provider's result with its remote strings made single bounded lines (see one_line)."""
+def _result_out(result: SearchResult, read: Read | None = None) -> SearchResultOut:
+    """A provider's result with its remote strings made single bounded lines (see one_line), and
+    what reading its page gave."""
+    failure = None if read is None or read.error is None else read.error
     return SearchResultOut(
         title=one_line(result.title, TITLE_LIMIT),
         url=one_line(result.url, MAX_URL_LENGTH),
         snippet=one_line(result.snippet, SNIPPET_LIMIT),
         published=one_line(result.published, TITLE_LIMIT) if result.published else None,
         score=result.score,
+        content=None if read is None else read.content,
+        content_error=None
+        if failure is None
+        else ContentError(code=failure.code, message=one_line(failure.message, NOTE_LIMIT)),
     )
 
 
@@ -247,6 +279,12 @@ def render_search_answer(answer: WebSearchOutput) -> str:
             listing.append(f"   Published: {result.published}")
         if result.snippet:
             listing.append(f"   {result.snippet}")
+        if result.content is not None:
+            listing.append("   Content:")
+            listing.extend(f"   > {line}" if line else "   >" for line in result.content.splitlines())
+        if result.content_error is not None:
+            error = result.content_error
+            listing.append(f"   Could not read it: {error.code}: {error.message}")
     lines = [
         f'Results for "{answer.query}" from {answer.provider}{" (cached)" if answer.cached else ""}:',
         "",

@@ -1,0 +1,129 @@
+"""web_search(read=N): the top results read through web_fetch's path, each cut to the passages
+that answer the query. Fake providers answer with URLs of pages served on 127.0.0.1."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+from mcp import Client
+
+from mcp_server_web.server.app import build_server
+from tests.server.conftest import LOOPBACK_ONLY, error_code, fenced, text_of
+from tests.support.fakes.base import FakeProvider, settings_for
+from tests.support.origin import Origin, RequestContext
+
+FILLER = "\n\n".join(
+    f"## Chapter {n}\n\nThis chapter talks about weather, gardens and the town's history in general terms."
+    for n in range(30)
+)
+
+
+def page(title: str, answer: str) -> str:
+    """A long page with one paragraph that answers the query and plenty that does not."""
+    body = FILLER.replace("## Chapter 17", f"## Lighthouses\n\n{answer}\n\n## Chapter 17")
+    blocks = "".join(
+        f"<h2>{block[3:]}</h2>" if block.startswith("## ") else f"<p>{block}</p>"
+        for block in body.split("\n\n")
+    )
+    head = f"<html><head><title>{title}</title></head>"
+    return f"{head}<body><article><h1>{title}</h1>{blocks}</article></body></html>"
+
+
+ANSWER = "The lighthouse keeper lit the lamp at dusk every evening, using whale oil until 1890."
+
+
+def results_for(origin: Origin, paths: list[str]) -> list[dict[str, Any]]:
+    return [
+        {"title": f"Result {n}", "url": origin.url(path), "snippet": "a snippet", "score": 1 - n / 10}
+        for n, path in enumerate(paths)
+    ]
+
+
+async def search(fakes: dict[str, FakeProvider], arguments: dict[str, Any], **settings: Any) -> Any:
+    values = {"search_providers": ("brave",), "allow_cidrs": LOOPBACK_ONLY, "render": "off", "timeout": 5.0}
+    values.update(settings)
+    async with Client(build_server(settings_for(fakes, **values))) as client:
+        with anyio.fail_after(40):
+            result = await client.call_tool("web_search", arguments)
+            follow = None
+            if not result.is_error and result.structured_content["results"]:
+                first = result.structured_content["results"][0]["url"]
+                follow = await client.call_tool("web_fetch", {"url": first})
+    return result, follow
+
+
+async def test_read_gives_the_top_results_the_passages_that_answer_the_query(
+    fakes: dict[str, FakeProvider], origin: Origin
+) -> None:
+    paths = ["/one", "/two", "/three"]
+    for path in paths:
+        origin.serve(path, page(f"Town history {path}", ANSWER))
+    fakes["brave"].answer(results_for(origin, paths))
+    question = {"query": "when did the lighthouse keeper light the lamp", "read": 2}
+    result, follow = await search(fakes, question)
+    assert not result.is_error, text_of(result)
+    results = result.structured_content["results"]
+    assert [bool(r.get("content")) for r in results] == [True, True, False]
+    for read in results[:2]:
+        assert ANSWER in read["content"]
+        assert len(read["content"]) <= 3000
+        assert "Lighthouses" in read["content"]  # the passage's heading path
+        assert read.get("content_error") is None
+    assert origin.hits("/three") == 0
+    # The content is web text: inside the fence, under its result.
+    listing = fenced(result)
+    assert ANSWER in listing.inside and ANSWER not in listing.after
+    # A later web_fetch of a read URL is served from the cache: no second download.
+    assert follow is not None and follow.structured_content["cached"] is True
+    assert origin.hits("/one") == 1
+
+
+async def test_a_page_that_cannot_be_read_costs_only_its_own_result(
+    fakes: dict[str, FakeProvider], origin: Origin
+) -> None:
+    origin.serve("/good", page("Good page", ANSWER))
+    origin.serve("/missing", "not here", status=404)
+
+    def slow(ctx: RequestContext) -> None:
+        time.sleep(6)
+        ctx.send_head(200, {"Content-Type": "text/html"})
+
+    origin.route("/slow", slow)
+    fakes["brave"].answer(
+        [
+            *results_for(origin, ["/good", "/missing", "/slow"]),
+            {"title": "Private", "url": "http://127.0.0.2/secret", "snippet": "x"},
+        ]
+    )
+    started = time.monotonic()
+    result, _ = await search(
+        fakes, {"query": "lighthouse keeper lamp", "read": 4}, read_budget=2.0, timeout=10.0
+    )
+    elapsed = time.monotonic() - started
+    assert not result.is_error, text_of(result)
+    good, missing, slowest, private = result.structured_content["results"]
+    assert ANSWER in good["content"]
+    assert missing["content_error"]["code"] == "http_error" and missing.get("content") is None
+    assert slowest["content_error"]["code"] == "timeout"
+    assert "read budget" in slowest["content_error"]["message"]
+    assert private["content_error"]["code"] == "blocked_address"
+    assert elapsed < 5.0, "the read budget bounds the call, not the slowest page"
+    assert "Could not read it: http_error" in fenced(result).inside
+
+
+async def test_read_is_bounded_and_checked(fakes: dict[str, FakeProvider], origin: Origin) -> None:
+    fakes["brave"].answer(results_for(origin, ["/a"]))
+    # Like every number argument, read is clamped to its bounds (5) rather than refused.
+    too_many, _ = await search(fakes, {"query": "x", "read": 6})
+    assert too_many.structured_content["results"][0]["content_error"]["code"] == "http_error"
+    not_a_number, _ = await search(fakes, {"query": "x", "read": "many"})
+    assert error_code(not_a_number) == "invalid_argument"
+    without_fetch, _ = await search(fakes, {"query": "x", "read": 1}, tools=("web_search",))
+    assert error_code(without_fetch) == "invalid_argument"
+    assert "web_fetch" in text_of(without_fetch)
+    hits_before = origin.hits("/a")
+    no_read, _ = await search(fakes, {"query": "x"})
+    assert no_read.structured_content["results"][0].get("content") is None
+    assert origin.hits("/a") == hits_before + 1  # only the helper's follow-up web_fetch: no read
