@@ -3,6 +3,8 @@ that answer the query. Fake providers answer with URLs of pages served on 127.0.
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from typing import Any
 
@@ -127,3 +129,37 @@ async def test_read_is_bounded_and_checked(fakes: dict[str, FakeProvider], origi
     no_read, _ = await search(fakes, {"query": "x"})
     assert no_read.structured_content["results"][0].get("content") is None
     assert origin.hits("/a") == hits_before + 1  # only the helper's follow-up web_fetch: no read
+
+
+async def test_read_through_the_real_server_over_stdio_and_http(
+    fakes: dict[str, FakeProvider], origin: Origin
+) -> None:
+    from mcp import StdioServerParameters
+
+    from mcp_server_web.config import OPTIONS_BY_ATTR
+    from tests.support.http_server import http_client, running_http_server
+
+    origin.serve("/story", page("Town history", ANSWER))
+    fakes["brave"].answer(results_for(origin, ["/story"]))
+    env = {OPTIONS_BY_ATTR[attr].env: str(value) for attr, value in fakes["brave"].settings().items()}
+    env.update(MCP_WEB_SEARCH_PROVIDERS="brave", MCP_WEB_RENDER="off")
+    question = {"query": "lighthouse keeper lamp", "read": 1}
+
+    def check(result: Any) -> None:
+        assert not result.is_error, text_of(result)
+        assert ANSWER in result.structured_content["results"][0]["content"]
+        assert ANSWER in fenced(result).inside
+
+    with running_http_server(**env) as server:
+        async with http_client(server.url) as client:
+            check(await client.call_tool("web_search", question))
+    stdio_env = {
+        **os.environ,
+        **env,
+        "MCP_WEB_ALLOW_CIDRS": "127.0.0.1/32",
+        "MCP_WEB_LOG_LEVEL": "warning",
+    }
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_server_web"], env=stdio_env)
+    with anyio.fail_after(60):
+        async with Client(params) as client:
+            check(await client.call_tool("web_search", question))
