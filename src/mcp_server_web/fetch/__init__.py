@@ -27,6 +27,7 @@ from mcp_server_web.fetch.net.decode import ACCEPT_ENCODING, BodyDecoder, descri
 from mcp_server_web.fetch.net.proxy import ProxyRoutes, RoutedTransport
 from mcp_server_web.fetch.net.resolution import Resolver
 from mcp_server_web.fetch.net.urls import MAX_URL_LENGTH, parse_url
+from mcp_server_web.fetch.readthrough import ExtractedText, ReadThrough, ReadThroughFailed
 from mcp_server_web.fetch.service import CONVERSION_JOB, FetchService
 from mcp_server_web.fetch.types import (
     OUTPUT_FORMATS,
@@ -57,6 +58,7 @@ __all__ = [
     "BrowserProxy",
     "ContentKind",
     "ConversionPool",
+    "ExtractedText",
     "FetchConfig",
     "FetchResponse",
     "FetchService",
@@ -64,6 +66,8 @@ __all__ = [
     "OutputFormat",
     "PoolStatus",
     "ProxyRoutes",
+    "ReadThrough",
+    "ReadThroughFailed",
     "RenderConfig",
     "RenderMode",
     "Renderer",
