@@ -240,7 +240,7 @@ def doctor(settings: Settings, out: TextIO) -> None:
 
     lines += ["", "Read-through (MCP_WEB_FETCH_FALLBACK):"]
     if not settings.fetch_fallback:
-        lines.append("  none: a page web_fetch cannot read is never sent to a third party.")
+        lines.append("  not set: a page web_fetch cannot read is never sent to a third party.")
     else:
         lines.append(
             "  asked in this order for the text of a page that is a bot wall, refused by bot protection "
