@@ -273,3 +273,23 @@ async def test_read_through_over_http(origin: Origin, tavily: FakeTavily) -> Non
     assert not result.is_error, text_of(result)
     assert result.structured_content["via"] == "tavily"
     assert error_code(other) == "challenge_page" and "rate_limit" in text_of(other)
+
+
+async def test_a_shell_with_a_little_text_takes_the_fuller_third_party_text(
+    origin: Origin, tavily: FakeTavily
+) -> None:
+    page = (
+        "<html><head><title>App</title></head><body><div id='root'><p>Please wait, loading the app</p></div>"
+        "<script>" + "render();" * 2000 + "</script></body></html>"
+    )
+    url, unread = origin.serve("/app", page), origin.serve("/other-app", page)
+    tavily.pages[url] = PAGE_TEXT
+    async with Client(build_server(settings_with(tavily, fallback=("tavily",)))) as client:
+        read = await client.call_tool("web_fetch", {"url": url})
+        kept = await client.call_tool("web_fetch", {"url": unread})
+    assert read.structured_content["via"] == "tavily" and fenced_text(read).startswith("# The Valley")
+    # Tavily could not read the other one: the download's text stands, with both notes.
+    assert kept.structured_content["via"] == "direct" and "Please wait" in fenced_text(kept)
+    notes = kept.structured_content["warnings"]
+    assert "empty shell rendered by JavaScript" in notes[0]
+    assert "Asking third parties for its text failed (tavily: upstream: Tavily could not read" in notes[-1]
