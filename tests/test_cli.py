@@ -462,3 +462,26 @@ def test_libraries_log_at_our_level_in_the_conversion_workers_too(
 def test_doctor_shows_the_log_level_a_server_would_use() -> None:
     out = run_cli("doctor")
     assert re.search(r"^  MCP_WEB_LOG_LEVEL +\= info$", out.stdout, re.M), out.stdout
+
+
+def test_doctor_lists_the_fetch_fallback_and_a_missing_key_stops_the_server() -> None:
+    env = clean_env(MCP_WEB_FETCH_FALLBACK="exa,tavily", TAVILY_API_KEY="tvly-doctor-key-123456")
+    out = run_cli("doctor", env=env)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    start = lines.index("Read-through (MCP_WEB_FETCH_FALLBACK):")
+    assert "the URL is sent to them" in lines[start + 1]
+    assert lines[start + 2].startswith("  1. exa (Exa): no key, set EXA_API_KEY")
+    assert lines[start + 3] == "  2. tavily (Tavily)"
+    assert "tvly-doctor-key" not in out.stdout
+    for command in ([], ["fetch", "http://127.0.0.1:9/"]):
+        refused = run_cli(*command, env=env)
+        assert refused.returncode == 2 and refused.stdout == ""
+        assert "MCP_WEB_FETCH_FALLBACK lists exa, which needs an API key: set EXA_API_KEY" in refused.stderr
+
+
+def test_doctor_says_nothing_goes_to_a_third_party_by_default() -> None:
+    out = run_cli("doctor")
+    assert "  not set: a page web_fetch cannot read is never sent to a third party." in out.stdout
+    refused = run_cli("--fetch-fallback", "brave", "doctor")
+    assert refused.returncode == 2 and "unknown name(s) brave; known: tavily, exa" in refused.stderr

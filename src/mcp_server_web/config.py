@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from mcp_server_web.errors import ConfigError
 from mcp_server_web.identity import DEFAULT_USER_AGENT
-from mcp_server_web.providers import PROVIDERS
+from mcp_server_web.providers import PROVIDERS, READERS
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -334,6 +334,15 @@ OPTIONS: tuple[Option, ...] = (
         MEGABYTES,
         "memory one page's conversion may use (its worker process's resident size), MB",
     ),
+    Option(
+        "fetch_fallback",
+        "MCP_WEB_FETCH_FALLBACK",
+        _known_names(READERS),
+        "providers asked, in order, for a page's text when it is a bot wall, refused by bot protection, "
+        "or a JavaScript shell no browser read (each needs its API key); empty: a URL never goes to a "
+        "third party",
+        default_help="empty",
+    ),
     *_provider_options(),
     Option("search_timeout", "MCP_WEB_SEARCH_TIMEOUT", SECONDS, "seconds one provider may take"),
     Option("search_deadline", "MCP_WEB_SEARCH_DEADLINE", SECONDS, "seconds one web_search may take"),
@@ -383,6 +392,7 @@ class Settings:
     render_timeout: float = 20.0
     render_concurrency: int = 2
     conversion_max_mb: float = 1024.0
+    fetch_fallback: tuple[str, ...] = ()
     provider_keys: Mapping[str, str] = field(default_factory=dict, repr=False, hash=False)
     """API keys by provider name (from TAVILY_API_KEY and the like)."""
     provider_urls: Mapping[str, str] = field(default_factory=dict, hash=False)
@@ -596,6 +606,23 @@ def check_exposure(settings: Settings) -> None:
             f"refusing to serve HTTP on {settings.host} without a token: set MCP_WEB_AUTH_TOKEN (or "
             "MCP_WEB_AUTH_TOKEN_FILE), bind to 127.0.0.1, or set MCP_WEB_ALLOW_UNAUTHENTICATED_REMOTE=true "
             "if something in front of this server authenticates callers."
+        )
+
+
+def key_env(provider: str) -> str:
+    """The environment variable of a provider's API key."""
+    return next(option.env for option in OPTIONS if option.provider == (provider, "key"))
+
+
+def check_fetch_fallback(settings: Settings) -> None:
+    """Refuse a fallback provider listed without its key: the operator asked for it, and running
+    without it would leave every bot wall unread with no word why until a page met one."""
+    missing = [name for name in settings.fetch_fallback if not settings.provider_key(name)]
+    if missing:
+        keys = " and ".join(key_env(name) for name in missing)
+        raise ConfigError(
+            f"MCP_WEB_FETCH_FALLBACK lists {', '.join(missing)}, which needs an API key: set {keys}, or "
+            "remove it from MCP_WEB_FETCH_FALLBACK."
         )
 
 

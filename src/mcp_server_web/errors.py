@@ -64,6 +64,15 @@ class HTTPStatusError(WebToolError):
         self.status = status
 
 
+class BotProtected(HTTPStatusError):
+    """The origin's bot protection (Cloudflare, Akamai, DataDome...) refused the request with an
+    error status: the page exists, but not for us."""
+
+    def __init__(self, message: str, status: int | None = None, *, vendor: str = "") -> None:
+        super().__init__(message, status)
+        self.vendor = vendor
+
+
 class FetchTimeout(WebToolError):
     """Connecting, reading or the whole request took longer than the configured limit."""
 

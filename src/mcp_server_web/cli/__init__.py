@@ -24,6 +24,7 @@ from mcp_server_web.config import (
     Settings,
     add_setting_flags,
     check_exposure,
+    check_fetch_fallback,
     fold_switch_values,
     settings_from_namespace,
 )
@@ -184,6 +185,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mcp_server_web.logs import configure_logging
 
     command = namespace.command or "serve"
+    if command != "doctor":  # doctor explains such a setting instead
+        try:
+            check_fetch_fallback(settings)
+        except ConfigError as exc:
+            parser.error(str(exc))
     if command != "serve":
         level = _one_shot_log_level(namespace, settings)
         configure_logging(level)

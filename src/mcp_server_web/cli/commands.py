@@ -20,7 +20,7 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from mcp_server_web import __version__
-from mcp_server_web.config import KNOWN_PROVIDERS, Settings
+from mcp_server_web.config import KNOWN_PROVIDERS, Settings, key_env
 from mcp_server_web.errors import ConfigError
 from mcp_server_web.server.app import build_server
 from mcp_server_web.server.boundary import split_fence, unfenced
@@ -237,6 +237,20 @@ def doctor(settings: Settings, out: TextIO) -> None:
     else:
         where = choice.executable or "Playwright's own Chromium"
         lines += ["", f"Rendering: pages built by JavaScript are loaded in {where} (found: {choice.source})."]
+
+    lines += ["", "Read-through (MCP_WEB_FETCH_FALLBACK):"]
+    if not settings.fetch_fallback:
+        lines.append("  not set: a page web_fetch cannot read is never sent to a third party.")
+    else:
+        lines.append(
+            "  asked in this order for the text of a page that is a bot wall, refused by bot protection "
+            "or a JavaScript shell no browser read (the URL is sent to them):"
+        )
+        for n, name in enumerate(settings.fetch_fallback, start=1):
+            missing = ""
+            if not settings.provider_key(name):
+                missing = f": no key, set {key_env(name)} (the server refuses to start without it)"
+            lines.append(f"  {n}. {name} ({spec_named(name).title}){missing}")
 
     searching = providers_config(settings)
     reasons = {spec.name: why_unconfigured(spec, searching) for spec in PROVIDERS}

@@ -28,6 +28,7 @@ from mcp_server_web.fetch.net.proxy import ProxyRoutes, RoutedTransport
 from mcp_server_web.fetch.net.resolution import Resolver
 from mcp_server_web.fetch.net.urls import MAX_URL_LENGTH, parse_url
 from mcp_server_web.fetch.passages import OutlineEntry, Passage, outline, rank_passages
+from mcp_server_web.fetch.readthrough import ExtractedText, ReadThrough, ReadThroughFailed
 from mcp_server_web.fetch.service import CONVERSION_JOB, FetchService
 from mcp_server_web.fetch.types import (
     OUTPUT_FORMATS,
@@ -60,6 +61,7 @@ __all__ = [
     "ContentKind",
     "ConversionPool",
     "Document",
+    "ExtractedText",
     "FetchConfig",
     "FetchResponse",
     "FetchService",
@@ -69,6 +71,8 @@ __all__ = [
     "Passage",
     "PoolStatus",
     "ProxyRoutes",
+    "ReadThrough",
+    "ReadThroughFailed",
     "RenderConfig",
     "RenderMode",
     "Renderer",

@@ -12,6 +12,8 @@ told it expired: pages of two versions are never stitched together.
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -22,6 +24,7 @@ from http import HTTPStatus
 import anyio
 
 from mcp_server_web.errors import (
+    BotProtected,
     ChallengePage,
     ExtractionFailed,
     HTTPStatusError,
@@ -33,12 +36,21 @@ from mcp_server_web.errors import (
 )
 from mcp_server_web.fetch.browser.renderer import NotAPage, RenderedPage, Renderer
 from mcp_server_web.fetch.config import FetchConfig
-from mcp_server_web.fetch.doc.challenge import detect_challenge
+from mcp_server_web.fetch.doc.challenge import bot_protection, detect_challenge
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.fetch.net.robots import ROBOTS_TIMEOUT, RobotsPolicy
 from mcp_server_web.fetch.net.urls import parse_url
 from mcp_server_web.fetch.pages import Page, slice_page
-from mcp_server_web.fetch.types import Converted, Document, FetchResponse, OutputFormat, RenderMode, Via
+from mcp_server_web.fetch.readthrough import ExtractedText, ReadThrough, ReadThroughFailed
+from mcp_server_web.fetch.types import (
+    SNAPSHOT_LENGTH,
+    Converted,
+    Document,
+    FetchResponse,
+    OutputFormat,
+    RenderMode,
+    Via,
+)
 from mcp_server_web.fetch.workers import ConversionPool
 from mcp_server_web.state import KeyValueStore, MemoryState, StateBackend
 
@@ -80,16 +92,21 @@ class FetchService:
         state: StateBackend | None = None,
         renderer: Renderer | None = None,
         no_renderer: str = "no browser is configured",
+        read_through: ReadThrough | None = None,
     ) -> None:
         """state is where documents, responses and robots.txt rules are kept (this process's
         memory unless the composition root passes another backend). renderer reads pages built
-        by JavaScript in a browser; without one, ``no_renderer`` says why and how to get one."""
+        by JavaScript in a browser; without one, ``no_renderer`` says why and how to get one.
+        read_through asks third parties for the text of a page we cannot read (a bot wall, a
+        refusal by bot protection, a JavaScript shell no browser read); without one, no URL is
+        ever sent to a third party."""
         state = MemoryState() if state is None else state
         self._config = config
         self._fetcher = fetcher
         self._converters = converters
         self._renderer = renderer
         self._no_renderer = no_renderer
+        self._read_through = read_through
         robots_bytes = int(config.cache_max_bytes * ROBOTS_CACHE_SHARE) if config.respect_robots else 0
         self._robots = (
             RobotsPolicy(
@@ -185,7 +202,19 @@ class FetchService:
     async def _build_document(
         self, url: str, mode: _Mode, refresh: bool, progress: ProgressReporter
     ) -> Document:
-        document = await self._rendered_or_plain(url, mode, refresh, progress)
+        try:
+            document = await self._rendered_or_plain(url, mode, refresh, progress)
+        except (ChallengePage, BotProtected, ScriptBuiltPage) as refusal:
+            # render="never" keeps to the plain download: a shell stays unread (a bot wall is no shell).
+            shell_kept = isinstance(refusal, ScriptBuiltPage) and mode.render == "never"
+            if self._read_through is None or shell_kept:
+                raise
+            await progress(_DOWNLOAD_SHARE, "asking a third party for the page's text")
+            try:
+                extracted = await self._read_through.read(url, markdown=mode.output_format != "text")
+            except ReadThroughFailed as failed:
+                raise _joined(refusal, f"Asking third parties for its text failed too ({failed}).") from None
+            document = self._extracted_document(url, mode, extracted, _why_unread(refusal))
         await self._remember(document, mode)
         await progress(1.0, "done")
         return document
@@ -194,6 +223,7 @@ class FetchService:
         self, url: str, mode: _Mode, refresh: bool, progress: ProgressReporter
     ) -> Document:
         notes: tuple[str, ...] = ()
+        rendered_ok = False
         if mode.render == "always":
             try:
                 return await self._render_document(url, mode, refresh, progress)
@@ -223,7 +253,18 @@ class FetchService:
                 # page never shows): the fuller text wins.
                 if len(rendered.text) > len(converted.text):
                     return rendered
+                rendered_ok = True
                 notes = ("Rendered in a browser, this page showed less text than its download carried.",)
+        unread_shell = converted.script_built and not rendered_ok and mode.render != "never"
+        if unread_shell and self._read_through is not None:
+            # A shell no browser here could read: a third party may read more than its download.
+            try:
+                extracted = await self._read_through.read(url, markdown=mode.output_format != "text")
+            except ReadThroughFailed as failed:
+                notes = (*notes, f"Asking third parties for its text failed ({failed}).")
+            else:
+                if len(extracted.text) > len(converted.text):
+                    return self._extracted_document(url, mode, extracted, _SCRIPTS_UNREAD)
         return self._document_of(url, response, converted, snapshot, mode, "direct", notes)
 
     def _may_render(self, mode: _Mode) -> bool:
@@ -315,6 +356,33 @@ class FetchService:
             via=via,
         )
 
+    def _extracted_document(self, url: str, mode: _Mode, extracted: ExtractedText, why: str) -> Document:
+        """The document of a page a third party read for us, noting so (the URL left this server)."""
+        notes = [
+            f"{extracted.provider}, a third party, fetched this page and extracted its text, because it "
+            f"could not be read directly ({why}): its URL was sent to {extracted.provider}."
+        ]
+        if mode.output_format == "html":
+            notes.append(f"{extracted.provider} gives a page's text only, so this is Markdown, not HTML.")
+        digest = hashlib.blake2b(digest_size=SNAPSHOT_LENGTH // 2)
+        for part in (mode.output_format, str(mode.main_content), extracted.url, extracted.via,
+                     extracted.title or "", extracted.text):  # fmt: skip
+            digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
+        return Document(
+            url=url,
+            final_url=extracted.url or url,
+            status=200,
+            content_type=extracted.content_type,
+            title=extracted.title,
+            format=mode.output_format,
+            main_content=mode.main_content,
+            text=extracted.text,
+            warnings=tuple(notes),
+            snapshot=digest.hexdigest(),
+            fetched_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            via=extracted.via,
+        )
+
     async def _remember(self, document: Document, mode: _Mode) -> None:
         """Cache document as its snapshot and make it the URL's current one.
 
@@ -360,6 +428,14 @@ class FetchService:
                 f"{response.final_url} answered with a bot-detection page ({challenge}) instead of its "
                 "content."
             )
+        vendor = bot_protection(response)
+        if vendor is not None:
+            raise BotProtected(
+                f"{response.final_url} answered HTTP {response.status}{_reason(response.status)}: its bot "
+                f"protection ({vendor}) refused the request.",
+                status=response.status,
+                vendor=vendor,
+            )
         if response.status >= 400:
             raise HTTPStatusError(
                 f"{response.final_url} answered HTTP {response.status}{_reason(response.status)}.",
@@ -384,6 +460,25 @@ def _current_key(url: str, mode: _Mode) -> tuple[str, str, str, bool, str]:
 def _snapshot_key(url: str, mode: _Mode, snapshot: str) -> tuple[str, str, str, bool, str, str]:
     """Where one snapshot is cached: only a request for the same URL and mode finds it."""
     return ("snapshot", url, mode.output_format, mode.main_content, mode.render, snapshot)
+
+
+_SCRIPTS_UNREAD = "its scripts build it and no browser here read it"
+
+
+def _why_unread(refusal: WebToolError) -> str:
+    if isinstance(refusal, BotProtected):
+        return f"its bot protection, {refusal.vendor}, refused the request"
+    if isinstance(refusal, ChallengePage):
+        return "it answered with a bot-detection page"
+    return _SCRIPTS_UNREAD
+
+
+def _joined(refusal: WebToolError, more: str) -> WebToolError:
+    """refusal, with its code and kind kept, saying more."""
+    joined = copy.copy(refusal)
+    joined.message = f"{refusal.message} {more}"
+    joined.args = (joined.message,)
+    return joined
 
 
 def _reason_of(failure: BaseException) -> str:

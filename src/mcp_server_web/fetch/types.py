@@ -10,8 +10,9 @@ OutputFormat = Literal["markdown", "text", "html"]
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("markdown", "text", "html")
 RenderMode = Literal["auto", "always", "never"]
 RENDER_MODES: tuple[RenderMode, ...] = ("auto", "always", "never")
-Via = Literal["direct", "browser"]
-"""How a document's text was obtained: a plain download, or the DOM a browser built."""
+Via = Literal["direct", "browser", "tavily", "exa"]
+"""How a document's text was obtained: a plain download, the DOM a browser built, or a third
+party's extraction (see readthrough.py)."""
 
 SNAPSHOT_LENGTH = 12
 """Hex digits of a document's snapshot id (48 bits: versions of one URL never collide in practice)."""

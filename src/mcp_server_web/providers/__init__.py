@@ -20,8 +20,10 @@ if TYPE_CHECKING:
         key_parameter,
         url_parameter,
     )
+    from mcp_server_web.providers.extract import LazyReadThrough
     from mcp_server_web.providers.registry import (
         PROVIDERS,
+        READERS,
         LazyChain,
         ProviderSpec,
         chain_order,
@@ -41,6 +43,8 @@ _WHERE = {
     "key_parameter": "config",
     "url_parameter": "config",
     "PROVIDERS": "registry",
+    "READERS": "registry",
+    "LazyReadThrough": "extract",
     "LazyChain": "registry",
     "ProviderSpec": "registry",
     "chain_order": "registry",
@@ -53,9 +57,11 @@ _WHERE = {
 __all__ = [
     "ORDER_PARAMETER",
     "PROVIDERS",
+    "READERS",
     "TIME_RANGES",
     "TOPICS",
     "LazyChain",
+    "LazyReadThrough",
     "ProviderSpec",
     "ProvidersConfig",
     "SearchQuery",

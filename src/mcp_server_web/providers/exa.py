@@ -104,6 +104,34 @@ class ExaProvider(SearchProvider):
         self._log_warnings(answer)
         return [self._result(item) for item in answer.results if _text(item.url)][: query.max_results]
 
+    async def read(self, url: str, *, markdown: bool, timeout: float) -> tuple[str, str, str | None]:  # noqa: ASYNC109
+        """The text of the page at url as Exa's contents reads it: (url, text, title); ProviderError
+        on any failure, a page Exa could not read included. Exa's text is Markdown-like either way."""
+        with recording() as exchange:
+            try:
+                answer = await self._sdk.get_contents([url], text=True, timeout=max(timeout, 0.001))
+            except ExaTimeoutError:
+                raise ProviderError("timeout", f"Exa did not answer within {timeout:g} seconds.") from None
+            except (httpx.InvalidURL, httpx.TransportError) as exc:
+                raise transport_error(self.title, exc, self.config.url_name) from None
+            except ValueError as exc:
+                raise self._value_error(exc, exchange) from None
+            except (KeyError, TypeError, AttributeError):
+                raise ProviderError("bad_response", "Exa answered without a list of results.") from None
+        for item in answer.results:
+            text = _text(item.text)
+            if text and text.strip():
+                return _text(item.url) or url, text, plain_text(_text(item.title)) or None
+        statuses = getattr(answer, "statuses", None) or []
+        errors = [s.error for s in statuses if getattr(s, "status", None) == "error" and s.error is not None]
+        detail = ""
+        if errors:
+            tag, code = _text(errors[0].tag), errors[0].http_status_code
+            status = f"(HTTP {code})" if isinstance(code, int) else None
+            said = " ".join(part for part in (tag, status) if part)
+            detail = f": {self.redactor.quote(said)}" if said else ""
+        raise ProviderError("upstream", f"Exa could not read the page{detail}.")
+
     async def aclose(self) -> None:
         await self._sdk.aclose()
 

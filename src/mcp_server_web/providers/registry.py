@@ -107,6 +107,10 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
 )
 
 
+READERS: tuple[str, ...] = ("tavily", "exa")
+"""The providers that can also read one page's text for web_fetch (providers/extract.py)."""
+
+
 def spec_named(name: str) -> ProviderSpec:
     for spec in PROVIDERS:
         if spec.name == name:

@@ -90,6 +90,40 @@ class TavilyProvider(SearchProvider):
                 raise ProviderError("bad_response", "Tavily answered without a list of results.") from None
         return self._results(answer, query.max_results)
 
+    async def read(self, url: str, *, markdown: bool, timeout: float) -> tuple[str, str, str | None]:  # noqa: ASYNC109
+        """The text of the page at url as Tavily's extract reads it: (url, text, title);
+        ProviderError on any failure, a page Tavily could not read included."""
+        with recording() as exchange:
+            try:
+                answer = await self._sdk.extract(
+                    [url],
+                    extract_depth="basic",
+                    format="markdown" if markdown else "text",
+                    # Tavily takes 1 to 60 s; the SDK also uses it for the request's own timeout.
+                    timeout=max(1.0, min(timeout, 60.0)),
+                )
+            except (TavilyTimeoutError, httpx.TimeoutException):
+                raise ProviderError("timeout", f"Tavily did not answer within {timeout:g} seconds.") from None
+            except _HTTP_ERRORS as exc:
+                raise self._http_error(exc, exchange) from None
+            except (httpx.InvalidURL, httpx.TransportError) as exc:
+                raise transport_error(self.title, exc, self.config.url_name) from None
+            except ValueError:
+                raise ProviderError("bad_response", "Tavily answered with a body that is not JSON.") from None
+            except AttributeError:
+                raise ProviderError("bad_response", "Tavily answered without a list of results.") from None
+        results = answer.get("results") if isinstance(answer, dict) else None
+        for item in results if isinstance(results, list) else []:
+            text = _text(item.get("raw_content")) if isinstance(item, dict) else None
+            if text and text.strip():
+                return _text(item.get("url")) or url, text, plain_text(_text(item.get("title"))) or None
+        failed = answer.get("failed_results") if isinstance(answer, dict) else None
+        failures = failed if isinstance(failed, list) else []
+        reasons = [_text(f.get("error")) for f in failures if isinstance(f, dict)]
+        said = next((r for r in reasons if r), "")
+        detail = f": {self.redactor.quote(said)}" if said else ""
+        raise ProviderError("upstream", f"Tavily could not read the page{detail}.")
+
     async def aclose(self) -> None:
         # The SDK leaves a client it was given open, so the adapter closes its own (which leaves
         # the shared one open).

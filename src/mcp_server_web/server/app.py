@@ -15,7 +15,7 @@ import httpx
 from mcp.server.mcpserver import MCPServer
 
 from mcp_server_web import __version__
-from mcp_server_web.config import Settings
+from mcp_server_web.config import Settings, check_fetch_fallback
 from mcp_server_web.fetch import (
     CONVERSION_JOB,
     ConversionPool,
@@ -28,7 +28,7 @@ from mcp_server_web.fetch import (
 from mcp_server_web.providers import LazyChain
 from mcp_server_web.server import tools
 from mcp_server_web.server.capabilities import serve_only_what_exists
-from mcp_server_web.server.compose import fetch_config, providers_config, renderer
+from mcp_server_web.server.compose import fetch_config, providers_config, read_through, renderer
 from mcp_server_web.server.http_request import HTTP_REQUEST_TOOL
 from mcp_server_web.server.middleware import ConcurrencyLimit, ToolSelection
 from mcp_server_web.server.prompts import PROMPTS
@@ -92,6 +92,7 @@ def build_server(
     """The MCP server for these settings. resolver and network_backend are for tests."""
     converters = conversion_pool(settings)
     fetching = fetch_config(settings)
+    check_fetch_fallback(settings)  # at build time, not at the first page behind a bot wall
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Services]) -> AsyncIterator[Services]:
@@ -109,12 +110,20 @@ def build_server(
             search = LazyChain(providers_config(settings), provider_http, state)
             # Nothing starts until the first render: a server that never renders never runs a browser.
             browser, no_browser = renderer(settings, fetcher)
+            # Filled only when the operator listed providers: else no URL ever goes to a third party.
+            third_parties = read_through(settings, provider_http, state)
             try:
                 yield Services(
                     settings=settings,
                     fetcher=fetcher,
                     fetch=FetchService(
-                        fetching, fetcher, converters, state, renderer=browser, no_renderer=no_browser
+                        fetching,
+                        fetcher,
+                        converters,
+                        state,
+                        renderer=browser,
+                        no_renderer=no_browser,
+                        read_through=third_parties,
                     ),
                     search=search,
                 )
@@ -122,6 +131,8 @@ def build_server(
                 background.cancel_scope.cancel()
                 converters.close()
                 await search.aclose()
+                if third_parties is not None:
+                    await third_parties.aclose()
                 if browser is not None:
                     await browser.aclose()
 

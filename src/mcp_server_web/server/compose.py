@@ -6,7 +6,11 @@ this is the one place that knows which setting feeds which field.
 
 from __future__ import annotations
 
-from mcp_server_web.config import OPTIONS, OPTIONS_BY_ATTR, Settings
+from typing import TYPE_CHECKING
+
+import httpx
+
+from mcp_server_web.config import OPTIONS, OPTIONS_BY_ATTR, Settings, check_fetch_fallback
 from mcp_server_web.fetch import (
     INSTALL_HINT,
     BrowserChoice,
@@ -19,6 +23,10 @@ from mcp_server_web.fetch import (
     playwright_installed,
 )
 from mcp_server_web.providers import ORDER_PARAMETER, ProvidersConfig, key_parameter, url_parameter
+
+if TYPE_CHECKING:
+    from mcp_server_web.providers import LazyReadThrough
+    from mcp_server_web.state import StateBackend
 
 
 def fetch_config(settings: Settings) -> FetchConfig:
@@ -70,6 +78,20 @@ def renderer(settings: Settings, fetcher: Fetcher) -> tuple[Renderer | None, str
         user_agent=settings.user_agent,
     )
     return Renderer(config, proxy), ""
+
+
+def read_through(settings: Settings, http: httpx.AsyncClient, state: StateBackend) -> LazyReadThrough | None:
+    """The third parties web_fetch may ask for a page's text, in the operator's order, over the
+    providers' client and sharing the search chain's cooldowns (``state``); None when the operator
+    listed none. A listed provider without its key is a ConfigError."""
+    if not settings.fetch_fallback:
+        return None
+    check_fetch_fallback(settings)
+    from mcp_server_web.providers import LazyReadThrough  # the search library, loaded when used
+
+    return LazyReadThrough(
+        providers_config(settings), settings.fetch_fallback, http, state, timeout=settings.timeout
+    )
 
 
 def providers_config(settings: Settings) -> ProvidersConfig:

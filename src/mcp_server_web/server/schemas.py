@@ -183,9 +183,10 @@ class WebFetchOutput(BaseModel):
         description="Id of the version of the document this page was cut from; pass it back with start_index."
     )
     fetched_at: str = Field(description="When that version was fetched and converted, ISO 8601 in UTC.")
-    via: Literal["direct", "browser"] = Field(
-        description="How the text was obtained: direct (a plain download) or browser (the page as a "
-        "headless browser built it, its scripts run)."
+    via: Literal["direct", "browser", "tavily", "exa"] = Field(
+        description="How the text was obtained: direct (a plain download), browser (the page as a "
+        "headless browser built it, its scripts run), or tavily or exa (a third party read the page "
+        "for us, when the operator allows it: a bot wall, bot protection or a script-built page)."
     )
     warnings: list[str] = Field(default_factory=list, description="Notes about the conversion, if any.")
     passages: list[PassageOut] | None = Field(

@@ -1,4 +1,5 @@
-"""A fake Exa: POST /search with x-api-key auth, answering in Exa's real JSON and error shapes."""
+"""A fake Exa: POST /search and POST /contents with x-api-key auth, answering in Exa's real JSON
+and error shapes."""
 
 from __future__ import annotations
 
@@ -34,9 +35,16 @@ class FakeExa(JsonFakeProvider):
         self.honor_num_results = True
         """Like the real service, answer at most the numResults asked for."""
         self.hang_seconds = 3.0
+        self.pages: dict[str, tuple[str, str]] = {}
+        """What /contents answers for each URL it can read: (title, text)."""
 
     def paths(self) -> tuple[str, ...]:
-        return ("/search",)
+        return ("/search", "/contents")
+
+    @property
+    def contents(self) -> list[dict[str, Any]]:
+        """The bodies of the /contents requests received."""
+        return [body for body in self.bodies if "urls" in body or "ids" in body]
 
     def settings(self) -> dict[str, Any]:
         return {"exa_api_key": self.api_key, "exa_url": self.origin.base}
@@ -46,6 +54,9 @@ class FakeExa(JsonFakeProvider):
 
     def send_results(self, ctx: RequestContext, results: list[dict[str, Any]]) -> None:
         request = self.current_json()
+        if ctx.path == "/contents":
+            self._send_contents(ctx, request)
+            return
         if self.honor_num_results:
             results = results[: int(request.get("numResults", 10))]
         rendered = []
@@ -69,6 +80,24 @@ class FakeExa(JsonFakeProvider):
             "results": rendered,
             "searchType": "auto",
             "costDollars": {"total": 0.005},
+        }
+        self.send_json(ctx, answer)
+
+    def _send_contents(self, ctx: RequestContext, request: dict[str, Any]) -> None:
+        found, statuses = [], []
+        for url in request.get("urls") or request.get("ids") or []:
+            if url in self.pages:
+                title, text = self.pages[url]
+                found.append({"id": url, "url": url, "title": title, "author": None, "text": text})
+                statuses.append({"id": url, "status": "success", "source": "cached"})
+            else:
+                error = {"tag": "CRAWL_NOT_FOUND", "httpStatusCode": 404}
+                statuses.append({"id": url, "status": "error", "error": error})
+        answer = {
+            "requestId": uuid.uuid4().hex,
+            "results": found,
+            "statuses": statuses,
+            "costDollars": {"total": 0.001},
         }
         self.send_json(ctx, answer)
 

@@ -1,4 +1,5 @@
-"""A fake Tavily: POST /search with Bearer auth, answering in Tavily's real JSON and error shapes."""
+"""A fake Tavily: POST /search and POST /extract with Bearer auth, answering in Tavily's real JSON
+and error shapes."""
 
 from __future__ import annotations
 
@@ -38,9 +39,18 @@ class FakeTavily(JsonFakeProvider):
         self.honor_max_results = True
         """Like the real service, answer at most the max_results asked for."""
         self.hang_seconds = 3.0
+        self.pages: dict[str, str] = {}
+        """What /extract answers for each URL it can read (its raw_content)."""
+        self.unreadable: dict[str, str] = {}
+        """URLs /extract fails inside a 200 (failed_results), with Tavily's error text."""
 
     def paths(self) -> tuple[str, ...]:
-        return ("/search",)
+        return ("/search", "/extract")
+
+    @property
+    def extracts(self) -> list[dict[str, Any]]:
+        """The bodies of the /extract requests received."""
+        return [body for body in self.bodies if "urls" in body]
 
     def settings(self) -> dict[str, Any]:
         return {"tavily_api_key": self.api_key, "tavily_url": self.origin.base}
@@ -50,6 +60,9 @@ class FakeTavily(JsonFakeProvider):
 
     def send_results(self, ctx: RequestContext, results: list[dict[str, Any]]) -> None:
         request = self.current_json()
+        if ctx.path == "/extract":
+            self._send_extract(ctx, request)
+            return
         if self.honor_max_results:
             results = results[: int(request.get("max_results", 5))]
         rendered = []
@@ -71,6 +84,23 @@ class FakeTavily(JsonFakeProvider):
             "images": [],
             "results": rendered,
             "response_time": 0.42,
+            "request_id": str(uuid.uuid4()),
+        }
+        self.send_json(ctx, answer)
+
+    def _send_extract(self, ctx: RequestContext, request: dict[str, Any]) -> None:
+        urls = request.get("urls", [])
+        urls = [urls] if isinstance(urls, str) else urls
+        found, failed = [], []
+        for url in urls:
+            if url in self.pages:
+                found.append({"url": url, "raw_content": self.pages[url], "images": [], "favicon": None})
+            else:
+                failed.append({"url": url, "error": self.unreadable.get(url, "Failed to fetch url")})
+        answer = {
+            "results": found,
+            "failed_results": failed,
+            "response_time": 0.87,
             "request_id": str(uuid.uuid4()),
         }
         self.send_json(ctx, answer)

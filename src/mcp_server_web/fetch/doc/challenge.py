@@ -110,3 +110,44 @@ def _header_reason(response: FetchResponse) -> str | None:
 def _visible_chars(html: str) -> int:
     text = _TAG.sub(" ", _INVISIBLE.sub(" ", html))
     return len(_WHITESPACE.sub(" ", text).strip())
+
+
+REFUSAL_STATUSES = frozenset({401, 403, 429})
+"""The statuses bot protection refuses a client with (besides serving a challenge page)."""
+# A Cloudflare-fronted application's own 403 carries cf-ray too: only Cloudflare's error page
+# (or its cf-mitigated header, read above) says Cloudflare itself refused.
+_CLOUDFLARE_PAGE = re.compile(r"cf-error-details|cdn-cgi/styles/cf\.errors\.css|cloudflare ray id", re.I)
+_AKAMAI_PAGE = re.compile(r"access denied|reference\s*#\s*\d", re.I)
+_PERIMETERX_COOKIE = re.compile(r"(?:^|[,;]\s*)_px(?:3|hd|vid)?=", re.I)
+_IMPERVA_COOKIE = re.compile(r"(?:^|[,;]\s*)(?:incap_ses_|visid_incap_)", re.I)
+
+
+def bot_protection(response: FetchResponse) -> str | None:
+    """The bot-protection service that refused the request (a 401, 403 or 429 carrying its marks),
+    else None: an ordinary error status, or an application's own refusal, is not one."""
+    if response.status not in REFUSAL_STATUSES:
+        return None
+    headers = response.headers
+    server = headers.get("server", "").lower()
+    head = response.body[:SCAN_BYTES].decode("utf-8", errors="replace")
+    cookies = headers.get("set-cookie", "")
+    if "cf-mitigated" in headers or ("cf-ray" in headers and _CLOUDFLARE_PAGE.search(head)):
+        return "Cloudflare"
+    if "akamaighost" in server or ("akamai" in server and _AKAMAI_PAGE.search(head)):
+        return "Akamai"
+    if any(name.startswith("x-px") for name in headers) or _PERIMETERX_COOKIE.search(cookies):
+        return "PerimeterX/HUMAN"
+    if "x-datadome" in headers or "x-dd-b" in headers or "datadome" in server:
+        return "DataDome"
+    incapsula = "incapsula" in headers.get("x-cdn", "").lower()
+    if "x-iinfo" in headers or incapsula or _IMPERVA_COOKIE.search(cookies):
+        return "Imperva/Incapsula"
+    if "x-amzn-waf-action" in headers:
+        return "AWS WAF"
+    if "x-vercel-mitigated" in headers:
+        return "Vercel"
+    if "x-sucuri-id" in headers or "x-sucuri-block" in headers:
+        return "Sucuri"
+    if "ddos-guard" in server:
+        return "DDoS-Guard"
+    return None
