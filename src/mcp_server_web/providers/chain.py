@@ -27,6 +27,7 @@ from mcp_server_web.providers.base import (
     SearchQuery,
     SearchResult,
 )
+from mcp_server_web.providers.paging import page_of, paged
 from mcp_server_web.providers.redact import Redactor
 from mcp_server_web.providers.results import refine
 from mcp_server_web.state import CooldownRecord, Key, MemoryState, StateBackend
@@ -51,6 +52,9 @@ class Attempt:
     outcome: Outcome
     error: str | None
     elapsed_ms: int
+    notes: tuple[str, ...] = ()
+    """What this provider could not do as asked (a country it has no parameter for, paging it
+    emulated), one sentence each."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +145,10 @@ def _cache_key(query: SearchQuery, pinned: str | None) -> Key:
         query.time_range,
         tuple(sorted(query.include_domains)),
         tuple(sorted(query.exclude_domains)),
+        query.country,
+        query.language,
+        query.page,
+        query.safesearch,
         pinned,
     )
 
@@ -232,9 +240,10 @@ class SearchChain:
             return []
         started = time.perf_counter()
         mark = await self.cooldowns.mark()
+        asked, notes = paged(provider, query)
         try:
             with anyio.fail_after(budget):
-                raw = await provider.search(query, timeout=budget)
+                raw = await provider.search(asked, timeout=budget)
         except TimeoutError:
             error: ProviderError | None = ProviderError("timeout", f"no answer within {budget:.1f} s")
         except ProviderError as exc:
@@ -256,8 +265,10 @@ class SearchChain:
             attempts.append(Attempt(name, "error", reason, elapsed_ms))
             return []
         await self.cooldowns.reset(name, since=mark)
-        results = [self._without_secrets(result) for result in refine(raw, query)]
-        attempts.append(Attempt(name, "ok" if results else "empty", None, elapsed_ms))
+        kept = page_of(refine(raw, asked), query, asked)
+        results = [self._without_secrets(result) for result in kept]
+        said = tuple(self._redactor.quote(note, REASON_LIMIT) for note in notes)
+        attempts.append(Attempt(name, "ok" if results else "empty", None, elapsed_ms, said))
         return results
 
     def _without_secrets(self, result: SearchResult) -> SearchResult:
