@@ -21,7 +21,7 @@ from mcp_server_web.identity import DEFAULT_USER_AGENT
 from mcp_server_web.providers import PROVIDERS, READERS
 
 if TYPE_CHECKING:
-    from mcp_server_web.providers import SafeSearch
+    from mcp_server_web.providers import SafeSearch, SearchMode
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -350,6 +350,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("search_timeout", "MCP_WEB_SEARCH_TIMEOUT", SECONDS, "seconds one provider may take"),
     Option("search_deadline", "MCP_WEB_SEARCH_DEADLINE", SECONDS, "seconds one web_search may take"),
     Option(
+        "search_mode",
+        "MCP_WEB_SEARCH_MODE",
+        _choice("fallback", "fanout"),
+        "fallback: the first provider with results answers; fanout: ask the first "
+        "MCP_WEB_SEARCH_FANOUT available providers at once and fuse their lists",
+    ),
+    Option("search_fanout", "MCP_WEB_SEARCH_FANOUT", COUNT, "providers asked at once in fanout mode"),
+    Option(
         "safesearch",
         "MCP_WEB_SAFESEARCH",
         _choice("off", "moderate", "strict"),
@@ -411,6 +419,8 @@ class Settings:
     search_cache_ttl: float = 600.0
     read_budget: float = 15.0
     safesearch: SafeSearch = "moderate"
+    search_mode: SearchMode = "fallback"
+    search_fanout: int = 2
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Settings:

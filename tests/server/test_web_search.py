@@ -207,3 +207,50 @@ async def test_published_is_iso_8601_with_a_zone_and_score_is_left_out(
                     continue
                 when = datetime.fromisoformat(item["published"])
                 assert when.tzinfo is not None, (name, topic, item["published"])
+
+
+async def test_fanout_fuses_by_reciprocal_rank_with_sources(fakes: dict[str, FakeProvider]) -> None:
+    brave = sample_results(3)
+    fakes["brave"].answer(brave)
+    # Tavily's first result is Brave's second, under another spelling of its URL.
+    again = {**brave[1], "url": "https://www.site1.example.com/r/1/", "title": "Result r1 (Tavily)"}
+    fakes["tavily"].answer([again, {**sample_results(1, "t")[0], "url": "https://t.example.com/x"}])
+    fakes["exa"].answer(sample_results(2, "e"))
+    result = await call(
+        fakes,
+        {"query": "rivers", "max_results": 10},
+        search_providers=("brave", "tavily", "exa"),
+        search_mode="fanout",
+    )
+    assert not result.is_error, text_of(result)
+    data = result.structured_content
+    # r1: 1/62 + 1/61; r0: 1/61; Tavily's second: 1/62; r2: 1/63. Exa (third) is not asked.
+    assert [r["title"] for r in data["results"]] == [
+        "Result r1 (Tavily)",
+        "Result r0",
+        "Result t0",
+        "Result r2",
+    ]
+    assert [r["sources"] for r in data["results"]] == [["brave", "tavily"], ["brave"], ["tavily"], ["brave"]]
+    assert [(a["provider"], a["outcome"]) for a in data["attempts"]] == [("brave", "ok"), ("tavily", "ok")]
+    assert data["provider"] == "brave,tavily" and fakes["exa"].requests == []
+
+
+async def test_fanout_cuts_a_slow_provider_at_the_deadline(fakes: dict[str, FakeProvider]) -> None:
+    fakes["exa"].fail("timeout")
+    fakes["brave"].answer(sample_results(2))
+    started = anyio.current_time()
+    result = await call(
+        fakes,
+        {"query": "rivers"},
+        search_providers=("exa", "brave"),
+        search_mode="fanout",
+        search_deadline=1.5,
+    )
+    elapsed = anyio.current_time() - started
+    assert not result.is_error, text_of(result)
+    data = result.structured_content
+    assert [r["sources"] for r in data["results"]] == [["brave"], ["brave"]]
+    assert [(a["provider"], a["outcome"]) for a in data["attempts"]] == [("exa", "error"), ("brave", "ok")]
+    assert data["attempts"][0]["error"].startswith("timeout")
+    assert elapsed < 4, elapsed

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         SearchQuery,
         SearchResult,
     )
+    from mcp_server_web.providers.chain import SearchMode
     from mcp_server_web.providers.config import (
         ORDER_PARAMETER,
         ProvidersConfig,
@@ -45,6 +46,7 @@ _WHERE = {
     "PAGE_LIMIT": "base",
     "SAFESEARCH_LEVELS": "base",
     "SafeSearch": "base",
+    "SearchMode": "chain",
     "TIME_RANGES": "base",
     "TOPICS": "base",
     "SearchQuery": "base",
@@ -78,6 +80,7 @@ __all__ = [
     "ProviderSpec",
     "ProvidersConfig",
     "SafeSearch",
+    "SearchMode",
     "SearchQuery",
     "SearchResult",
     "chain_order",

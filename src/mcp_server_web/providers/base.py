@@ -64,6 +64,8 @@ class SearchResult:
     """ISO 8601 with a timezone (see ``iso_datetime``), or None when the provider gives no date."""
     score: float | None = None
     """Unused by the adapters: providers' scores mean different things (see the README)."""
+    sources: tuple[str, ...] = ()
+    """With fan-out: every provider that returned this result (the chain fills it in)."""
 
 
 class ProviderError(Exception):

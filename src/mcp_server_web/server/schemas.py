@@ -317,6 +317,10 @@ class SearchResultOut(BaseModel):
         default=None,
         description="Not given: the providers' own scores mean different things and are left out.",
     )
+    sources: list[str] | None = Field(
+        default=None,
+        description="With MCP_WEB_SEARCH_MODE=fanout: every provider that returned this result.",
+    )
     content: str | None = Field(
         default=None,
         description="With read: the passages of the page most relevant to the query (web text, untrusted).",
@@ -342,7 +346,10 @@ class WebSearchOutput(BaseModel):
     """Structured result of web_search."""
 
     query: str
-    provider: str | None = Field(description="The provider that answered; null when none found anything.")
+    provider: str | None = Field(
+        description="The provider that answered (with fan-out, those whose results were fused, "
+        "comma-separated); null when none found anything."
+    )
     results: list[SearchResultOut]
     attempts: list[AttemptOut] = Field(description="Every provider tried, in order.")
     cached: bool = Field(description="True when served from the search cache.")

@@ -235,7 +235,11 @@ async def web_search(
     as_sent = output.model_copy(
         update={
             "results": [
-                SearchResultOut(**asdict(result), content=shown.content, content_error=shown.content_error)
+                SearchResultOut(
+                    **{**asdict(result), "sources": shown.sources},
+                    content=shown.content,
+                    content_error=shown.content_error,
+                )
                 for result, shown in zip(answer.results, output.results, strict=True)
             ]
         }
@@ -256,6 +260,7 @@ def _result_out(result: SearchResult, read: Read | None = None) -> SearchResultO
         snippet=one_line(result.snippet, SNIPPET_LIMIT),
         published=one_line(result.published, TITLE_LIMIT) if result.published else None,
         score=result.score,
+        sources=list(result.sources) or None,
         content=None if read is None else read.content,
         content_error=None
         if failure is None
