@@ -159,6 +159,7 @@ async def test_duckduckgo_region_safe_search_news_and_emulated_pages(fakes: dict
     assert [r["url"] for r in data["results"]] == [f"https://site{i}.example.com/r/{i}" for i in (3, 4, 5)]
     notes = data["attempts"][0]["notes"]
     assert any("no news search" in note for note in notes)
+    assert "- duckduckgo: DuckDuckGo's HTML page has no news search" in fenced(result).after
     assert any("cannot page" in note and "results 4 to 6" in note for note in notes)
 
 
@@ -234,6 +235,7 @@ async def test_fanout_fuses_by_reciprocal_rank_with_sources(fakes: dict[str, Fak
     assert [r["sources"] for r in data["results"]] == [["brave", "tavily"], ["brave"], ["tavily"], ["brave"]]
     assert [(a["provider"], a["outcome"]) for a in data["attempts"]] == [("brave", "ok"), ("tavily", "ok")]
     assert data["provider"] == "brave,tavily" and fakes["exa"].requests == []
+    assert "   Found by: brave, tavily\n" in fenced(result).inside
 
 
 async def test_fanout_cuts_a_slow_provider_at_the_deadline(fakes: dict[str, FakeProvider]) -> None:

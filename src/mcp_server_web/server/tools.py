@@ -280,6 +280,11 @@ def render_search_answer(answer: WebSearchOutput) -> str:
         f"\n- {a.provider} {'failed' if a.outcome == 'error' else 'skipped'}: "
         f"{one_line(str(a.error), NOTE_LIMIT)}"
         for a in failed
+    ) + "".join(
+        # What a provider could not apply (a country, paging): our words about the provider's API.
+        f"\n- {a.provider}: {one_line(note, NOTE_LIMIT)}"
+        for a in answer.attempts
+        for note in a.notes
     )
     if not answer.results:
         tried = ", ".join(a.provider for a in answer.attempts)
@@ -289,6 +294,8 @@ def render_search_answer(answer: WebSearchOutput) -> str:
         listing.append(f"{number}. [{result.title or result.url}]({result.url})")
         if result.published:
             listing.append(f"   Published: {result.published}")
+        if result.sources:
+            listing.append(f"   Found by: {', '.join(result.sources)}")
         if result.snippet:
             listing.append(f"   {result.snippet}")
         if result.content is not None:
