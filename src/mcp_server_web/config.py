@@ -14,11 +14,14 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_server_web.errors import ConfigError
 from mcp_server_web.identity import DEFAULT_USER_AGENT
 from mcp_server_web.providers import PROVIDERS, READERS
+
+if TYPE_CHECKING:
+    from mcp_server_web.providers import SafeSearch, SearchMode
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -346,6 +349,20 @@ OPTIONS: tuple[Option, ...] = (
     *_provider_options(),
     Option("search_timeout", "MCP_WEB_SEARCH_TIMEOUT", SECONDS, "seconds one provider may take"),
     Option("search_deadline", "MCP_WEB_SEARCH_DEADLINE", SECONDS, "seconds one web_search may take"),
+    Option(
+        "search_mode",
+        "MCP_WEB_SEARCH_MODE",
+        _choice("fallback", "fanout"),
+        "fallback: the first provider with results answers; fanout: ask the first "
+        "MCP_WEB_SEARCH_FANOUT available providers at once and fuse their lists",
+    ),
+    Option("search_fanout", "MCP_WEB_SEARCH_FANOUT", COUNT, "providers asked at once in fanout mode"),
+    Option(
+        "safesearch",
+        "MCP_WEB_SAFESEARCH",
+        _choice("off", "moderate", "strict"),
+        "safe search asked of every provider, each its own way (one without says so in its attempt)",
+    ),
     Option("search_cache_ttl", "MCP_WEB_SEARCH_CACHE_TTL", SECONDS, "seconds a search answer stays cached"),
     Option(
         "read_budget",
@@ -401,6 +418,9 @@ class Settings:
     search_deadline: float = 25.0
     search_cache_ttl: float = 600.0
     read_budget: float = 15.0
+    safesearch: SafeSearch = "moderate"
+    search_mode: SearchMode = "fallback"
+    search_fanout: int = 2
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Settings:

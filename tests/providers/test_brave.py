@@ -21,7 +21,8 @@ async def test_web_results_are_plain_text_with_dates_and_capped(
     results = await provider.search(SearchQuery("python", max_results=5), timeout=5)
 
     first = assert_samples(results, 5)
-    assert first.published == "2026-11-01T10:00:00"
+    # page_age has no zone; Brave means UTC.
+    assert first.published == "2026-11-01T10:00:00+00:00"
     assert first.score is None
 
 
@@ -95,7 +96,7 @@ async def test_news_uses_news_endpoint_and_top_level_results(
     params = fake.params()
     assert params["freshness"] == "pd" and "text_decorations" not in params
     assert [r.title for r in results] == ["Result r0", "Result r1", "Result r2"]
-    assert results[0].published == "2026-11-01T10:00:00"
+    assert results[0].published == "2026-11-01T10:00:00+00:00"
 
 
 async def test_age_is_used_when_page_age_is_missing(fake: FakeBrave, make_provider: ProviderFactory) -> None:
@@ -104,12 +105,18 @@ async def test_age_is_used_when_page_age_is_missing(fake: FakeBrave, make_provid
         ' "url": "https://news.example.com/a", "description": "Just <strong>in</strong>",'
         ' "age": "2 hours ago"}]}'
     )
-    fake.origin.serve(NEWS_PATH, body, content_type="application/json")
+    answered = "Tue, 24 Nov 2026 12:00:00 GMT"
+    fake.origin.serve(NEWS_PATH, body, content_type="application/json", headers={"Date": answered})
     provider = make_provider(BraveProvider, fake.origin.base, API_KEY)
 
     [result] = await provider.search(SearchQuery("q", topic="news"), timeout=5)
 
-    assert (result.title, result.snippet, result.published) == ("Fresh & new", "Just in", "2 hours ago")
+    # A relative age counts back from when Brave answered (its Date header).
+    assert (result.title, result.snippet, result.published) == (
+        "Fresh & new",
+        "Just in",
+        "2026-11-24T10:00:00+00:00",
+    )
 
 
 async def test_no_web_section_means_no_results(fake: FakeBrave, provider: BraveProvider) -> None:

@@ -23,7 +23,7 @@ async def test_results_are_unwrapped_and_the_ad_skipped(
     # The whole page, ad left out: the chain filters and de-duplicates, then trims.
     first = assert_samples(results, 10)
     assert all("duckduckgo.com" not in r.url and "ads.example.net" not in r.url for r in results)
-    assert first.published == "2026-11-01T10:00:00"
+    assert first.published == "2026-11-01T10:00:00+00:00"
     assert first.score is None
 
 
@@ -51,7 +51,13 @@ async def test_form_post_carries_query_filters_and_region(
     assert (seen.method, seen.path) == ("POST", "/html/")
     assert seen.headers["content-type"] == "application/x-www-form-urlencoded"
     assert seen.headers["user-agent"] == USER_AGENT
-    assert fake.forms[-1] == {"q": "tokio (site:docs.rs OR site:tokio.rs)", "b": "", "kl": "wt-wt", "df": "w"}
+    assert fake.forms[-1] == {
+        "q": "tokio (site:docs.rs OR site:tokio.rs)",
+        "b": "",
+        "kl": "wt-wt",
+        "kp": "-1",
+        "df": "w",
+    }
 
 
 @pytest.mark.parametrize(("time_range", "df"), [("day", "d"), ("week", "w"), ("month", "m"), ("year", "y")])

@@ -23,9 +23,8 @@ async def test_results_come_out_as_plain_text_with_date_and_score(
     fake.answer(sample_results(3))
     results = await provider.search(SearchQuery("python asyncio", max_results=3), timeout=5)
     first = assert_samples(results, 3)
-    assert first.published == "2026-11-01T10:00:00Z"
-    assert first.score == 1.0
-    assert results[2].score == 0.98
+    assert first.published == "2026-11-01T10:00:00+00:00"
+    assert first.score is None  # Tavily's own score is not comparable with others'
 
 
 async def test_news_dates_in_rfc_2822_become_iso_8601(fake: FakeTavily, provider: TavilyProvider) -> None:

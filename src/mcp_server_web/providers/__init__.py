@@ -13,7 +13,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mcp_server_web.providers.base import TIME_RANGES, TOPICS, SearchQuery, SearchResult
+    from mcp_server_web.providers.base import (
+        PAGE_LIMIT,
+        SAFESEARCH_LEVELS,
+        TIME_RANGES,
+        TOPICS,
+        SafeSearch,
+        SearchQuery,
+        SearchResult,
+    )
+    from mcp_server_web.providers.chain import SearchMode
     from mcp_server_web.providers.config import (
         ORDER_PARAMETER,
         ProvidersConfig,
@@ -34,6 +43,10 @@ if TYPE_CHECKING:
     from mcp_server_web.providers.results import normalize_domain
 
 _WHERE = {
+    "PAGE_LIMIT": "base",
+    "SAFESEARCH_LEVELS": "base",
+    "SafeSearch": "base",
+    "SearchMode": "chain",
     "TIME_RANGES": "base",
     "TOPICS": "base",
     "SearchQuery": "base",
@@ -56,14 +69,18 @@ _WHERE = {
 
 __all__ = [
     "ORDER_PARAMETER",
+    "PAGE_LIMIT",
     "PROVIDERS",
     "READERS",
+    "SAFESEARCH_LEVELS",
     "TIME_RANGES",
     "TOPICS",
     "LazyChain",
     "LazyReadThrough",
     "ProviderSpec",
     "ProvidersConfig",
+    "SafeSearch",
+    "SearchMode",
     "SearchQuery",
     "SearchResult",
     "chain_order",

@@ -15,6 +15,7 @@ import re
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import ClassVar, Literal
 
 import httpx
@@ -26,6 +27,9 @@ Topic = Literal["general", "news"]
 TimeRange = Literal["day", "week", "month", "year"]
 TOPICS: tuple[Topic, ...] = ("general", "news")
 TIME_RANGES: tuple[TimeRange, ...] = ("day", "week", "month", "year")
+SafeSearch = Literal["off", "moderate", "strict"]
+SAFESEARCH_LEVELS: tuple[SafeSearch, ...] = ("off", "moderate", "strict")
+PAGE_LIMIT = 5
 
 ErrorKind = Literal["auth", "rate_limit", "quota", "timeout", "upstream", "blocked", "bad_response", "config"]
 """Why a provider failed. The chain fails over on every kind; rate_limit, quota and blocked
@@ -41,6 +45,13 @@ class SearchQuery:
     time_range: TimeRange | None = None
     include_domains: tuple[str, ...] = ()
     exclude_domains: tuple[str, ...] = ()
+    country: str | None = None
+    """ISO 3166-1 alpha-2, upper case ("DE"), or None for no region."""
+    language: str | None = None
+    """ISO 639-1, lower case ("de"), or None for the provider's default."""
+    page: int = 1
+    """1 to PAGE_LIMIT: which max_results-sized page of the ranking."""
+    safesearch: SafeSearch = "moderate"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +61,11 @@ class SearchResult:
     snippet: str
     """Plain text: tags and entities removed, whitespace collapsed."""
     published: str | None = None
-    """As the provider gives it (ISO 8601 where it can), or None."""
+    """ISO 8601 with a timezone (see ``iso_datetime``), or None when the provider gives no date."""
     score: float | None = None
+    """Unused by the adapters: providers' scores mean different things (see the README)."""
+    sources: tuple[str, ...] = ()
+    """With fan-out: every provider that returned this result (the chain fills it in)."""
 
 
 class ProviderError(Exception):
@@ -100,6 +114,9 @@ class SearchProvider(ABC):
 
     default_url: ClassVar[str]
     """The provider's own endpoint ("" for a self-hosted one); its URL setting overrides it."""
+    pages: ClassVar[bool] = False
+    """Whether the provider takes a page (or offset) itself; if not, the chain emulates paging by
+    asking for page * max_results results and keeping the last max_results."""
 
     def __init__(self, config: ProviderConfig, http: httpx.AsyncClient) -> None:
         self.spec = spec_for(type(self))
@@ -120,6 +137,11 @@ class SearchProvider(ABC):
 
         ``timeout`` is this attempt's budget in seconds; the chain also enforces it.
         """
+
+    def unsupported(self, query: SearchQuery) -> tuple[str, ...]:
+        """One sentence per option of query this provider has no parameter for (and so ignores),
+        for the attempt's notes: a model asked for German results should learn it did not get them."""
+        return ()
 
     async def aclose(self) -> None:
         """Release what the adapter opened itself (SDK clients); the shared client is not ours."""
@@ -183,3 +205,50 @@ def status_error(
     return ProviderError(
         "bad_response", f"{provider} refused the request (HTTP {status}){suffix}.", status=status
     )
+
+
+_RELATIVE = re.compile(r"(\d+)\s+(minute|hour|day|week|month|year)s?\s+ago", re.I)
+_RELATIVE_SECONDS = {
+    "minute": 60,
+    "hour": 3600,
+    "day": 86400,
+    "week": 7 * 86400,
+    "month": 30 * 86400,
+    "year": 365 * 86400,
+}
+
+
+def iso_datetime(value: object, *, now: datetime | None = None) -> str | None:
+    """A provider's date as ISO 8601 with a timezone, or None when it is not a date we can read.
+
+    Taken: ISO 8601 (a date alone is midnight; no zone is UTC, which is what the providers that
+    leave it out mean), RFC 2822 ("Tue, 04 Nov 2025 15:30:00 GMT", Tavily) and relative ages
+    ("2 days ago", Brave's news), counted back from ``now`` (the time of the answer).
+    """
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    when: datetime | None
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        when = None
+    if when is None:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            when = None
+    if when is None:
+        try:
+            when = datetime.strptime(text, "%B %d, %Y")  # Brave's web "age": "November 1, 2026"
+        except ValueError:
+            when = None
+    if when is None and (relative := _RELATIVE.fullmatch(text)):
+        seconds = int(relative.group(1)) * _RELATIVE_SECONDS[relative.group(2).lower()]
+        when = (now or datetime.now(UTC)) - timedelta(seconds=seconds)
+        when = when.replace(microsecond=0)
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.isoformat()

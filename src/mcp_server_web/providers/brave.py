@@ -7,12 +7,21 @@ exhausted monthly quota (QUOTA_LIMITED: wait for the month) from the per-second 
 
 from __future__ import annotations
 
+import email.utils
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import httpx
 
 from mcp_server_web.providers._http import HttpSearchProvider, json_object, retry_after, url_and_title
-from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult, plain_text, status_error
+from mcp_server_web.providers.base import (
+    ProviderError,
+    SearchQuery,
+    SearchResult,
+    iso_datetime,
+    plain_text,
+    status_error,
+)
 
 _FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 _MAX_COUNT = {"general": 20, "news": 50}
@@ -23,14 +32,23 @@ _CODE_LIMIT = 60
 
 class BraveProvider(HttpSearchProvider):
     default_url = "https://api.search.brave.com"
+    pages = True
     key_header = "X-Subscription-Token"
     request_headers: ClassVar[dict[str, str]] = {"Accept": "application/json"}
 
     async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
         fields: dict[str, str | int] = {
             "count": max(1, min(query.max_results, _MAX_COUNT[query.topic])),
-            "safesearch": "moderate",
+            # Brave's own three levels, by the same names.
+            "safesearch": query.safesearch,
         }
+        if query.page > 1:
+            # offset counts pages of `count` results (0 to 9), not results.
+            fields["offset"] = query.page - 1
+        if query.country:
+            fields["country"] = query.country
+        if query.language:
+            fields["search_lang"] = query.language
         if query.topic == "general":
             # Only the web endpoint marks matches with <strong>; plain_text still strips any tag.
             fields["text_decorations"] = "false"
@@ -43,7 +61,8 @@ class BraveProvider(HttpSearchProvider):
         items = data.get("results") if query.topic == "news" else (data.get("web") or {}).get("results", [])
         if not isinstance(items, list) or data.get("type") not in ("search", "news"):
             raise ProviderError("bad_response", f"{self.title} answered without a result list.")
-        return [result for item in items if (result := _result(item))][: query.max_results]
+        now = _answer_time(response)
+        return [result for item in items if (result := _result(item, now))][: query.max_results]
 
     def _error(self, response: httpx.Response) -> ProviderError:
         status = response.status_code
@@ -81,7 +100,17 @@ class BraveProvider(HttpSearchProvider):
         return status_error(self.title, status, quoted)
 
 
-def _result(item: Any) -> SearchResult | None:
+def _answer_time(response: httpx.Response) -> datetime:
+    """When Brave answered (its Date header), from which its relative ages ("2 hours ago") count."""
+    dates = response.headers.get_list("date")
+    try:
+        # The last one when there are several: the application's, after its server's.
+        return email.utils.parsedate_to_datetime(dates[-1] if dates else "")
+    except (TypeError, ValueError, IndexError):
+        return datetime.now(UTC)
+
+
+def _result(item: Any, now: datetime) -> SearchResult | None:
     if (named := url_and_title(item)) is None:
         return None
     url, title = named
@@ -89,12 +118,13 @@ def _result(item: Any) -> SearchResult | None:
     extra = item.get("extra_snippets")
     if not snippet and isinstance(extra, list) and extra and isinstance(extra[0], str):
         snippet = extra[0]
-    published = item.get("page_age") or item.get("age")
+    # page_age is ISO 8601 without a zone; age is for people ("2 hours ago", "November 1, 2026").
+    published = iso_datetime(item.get("page_age"), now=now) or iso_datetime(item.get("age"), now=now)
     return SearchResult(
         title=plain_text(title),
         url=url,
         snippet=plain_text(snippet if isinstance(snippet, str) else ""),
-        published=published if isinstance(published, str) else None,
+        published=published,
     )
 
 

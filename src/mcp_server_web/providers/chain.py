@@ -27,6 +27,8 @@ from mcp_server_web.providers.base import (
     SearchQuery,
     SearchResult,
 )
+from mcp_server_web.providers.fanout import ask_all, fuse
+from mcp_server_web.providers.paging import page_of, paged
 from mcp_server_web.providers.redact import Redactor
 from mcp_server_web.providers.results import refine
 from mcp_server_web.state import CooldownRecord, Key, MemoryState, StateBackend
@@ -34,6 +36,7 @@ from mcp_server_web.state import CooldownRecord, Key, MemoryState, StateBackend
 logger = logging.getLogger(__name__)
 
 Outcome = Literal["ok", "empty", "error", "skipped"]
+SearchMode = Literal["fallback", "fanout"]
 
 COOLDOWN_FIRST = 60.0
 COOLDOWN_MAX = 3600.0
@@ -51,6 +54,9 @@ class Attempt:
     outcome: Outcome
     error: str | None
     elapsed_ms: int
+    notes: tuple[str, ...] = ()
+    """What this provider could not do as asked (a country it has no parameter for, paging it
+    emulated), one sentence each."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +147,10 @@ def _cache_key(query: SearchQuery, pinned: str | None) -> Key:
         query.time_range,
         tuple(sorted(query.include_domains)),
         tuple(sorted(query.exclude_domains)),
+        query.country,
+        query.language,
+        query.page,
+        query.safesearch,
         pinned,
     )
 
@@ -158,6 +168,8 @@ class SearchChain:
         deadline: float = 25.0,
         cache_ttl: float = 600.0,
         state: StateBackend | None = None,
+        mode: SearchMode = "fallback",
+        fanout: int = 2,
     ) -> None:
         """state keeps the answers and the cooldowns (this process's memory unless the composition
         root passes another backend); its clock is the one cooldowns and the cache's TTL run on."""
@@ -171,6 +183,8 @@ class SearchChain:
         self._no_provider = no_provider
         self._provider_timeout = provider_timeout
         self._deadline = deadline
+        self._mode = mode
+        self._fanout = fanout
         self.cooldowns = Cooldowns(state)
         self._cache = state.store("search.answers", ttl=cache_ttl, max_entries=SEARCH_CACHE_ENTRIES)
 
@@ -191,6 +205,14 @@ class SearchChain:
 
         attempts: list[Attempt] = []
         deadline = anyio.current_time() + self._deadline
+        if self._mode == "fanout" and pin is None:
+            fused = await self._fan_out(names, query, deadline, attempts)
+            if fused:
+                answered = ",".join(dict.fromkeys(s for r in fused for s in r.sources))
+                answer = SearchAnswer(query, answered, tuple(fused), tuple(attempts))
+                await self._cache.put(key, answer)
+                return answer
+            names = ()  # every provider asked; what follows reports how they did
         for name in names:
             results = await self._attempt(self._providers[name], query, deadline, attempts)
             if results:
@@ -202,6 +224,29 @@ class SearchChain:
             return SearchAnswer(query, None, (), tuple(attempts))
         reasons = "; ".join(f"{a.provider}: {a.error}" for a in attempts)
         raise SearchFailed(f"every search provider failed ({reasons}).", tuple(attempts))
+
+    async def _fan_out(
+        self, names: Sequence[str], query: SearchQuery, deadline: float, attempts: list[Attempt]
+    ) -> list[SearchResult]:
+        """The first ``fanout`` providers not cooling down, asked at once, their lists fused; the
+        attempts of every provider passed over or asked, in chain order."""
+        asked: list[str] = []
+        for name in names:
+            if len(asked) == self._fanout:
+                break
+            if await self.cooldowns.remaining(name) > 0:
+                await self._attempt(self._providers[name], query, deadline, attempts)  # notes the skip
+            else:
+                asked.append(name)
+        own: dict[str, list[Attempt]] = {name: [] for name in asked}
+
+        async def ask(name: str) -> list[SearchResult]:
+            return await self._attempt(self._providers[name], query, deadline, own[name])
+
+        lists = await ask_all(asked, ask)
+        for name in asked:
+            attempts.extend(own[name])
+        return fuse(list(zip(asked, lists, strict=True)), query.max_results)
 
     def _names_for(self, pin: str | None) -> tuple[str, ...]:
         if pin is None:
@@ -232,9 +277,10 @@ class SearchChain:
             return []
         started = time.perf_counter()
         mark = await self.cooldowns.mark()
+        asked, notes = paged(provider, query)
         try:
             with anyio.fail_after(budget):
-                raw = await provider.search(query, timeout=budget)
+                raw = await provider.search(asked, timeout=budget)
         except TimeoutError:
             error: ProviderError | None = ProviderError("timeout", f"no answer within {budget:.1f} s")
         except ProviderError as exc:
@@ -256,8 +302,10 @@ class SearchChain:
             attempts.append(Attempt(name, "error", reason, elapsed_ms))
             return []
         await self.cooldowns.reset(name, since=mark)
-        results = [self._without_secrets(result) for result in refine(raw, query)]
-        attempts.append(Attempt(name, "ok" if results else "empty", None, elapsed_ms))
+        kept = page_of(refine(raw, asked), query, asked)
+        results = [self._without_secrets(result) for result in kept]
+        said = tuple(self._redactor.quote(note, REASON_LIMIT) for note in notes)
+        attempts.append(Attempt(name, "ok" if results else "empty", None, elapsed_ms, said))
         return results
 
     def _without_secrets(self, result: SearchResult) -> SearchResult:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from mcp_server_web.identity import DEFAULT_USER_AGENT
 
@@ -41,6 +42,10 @@ class ProvidersConfig:
     """Seconds one search may take, failovers included."""
     cache_ttl: float = 600.0
     """Seconds an answer is reused for the same query."""
+    mode: Literal["fallback", "fanout"] = "fallback"
+    """fallback: the first provider with results answers; fanout: the first ``fanout`` available
+    providers are asked at once and their lists fused (providers/fanout.py)."""
+    fanout: int = 2
     secrets: tuple[str, ...] = field(default=(), repr=False)
     """Other values no answer may quote (a proxy URL with credentials, a bearer token); the keys
     and the credentials in ``urls`` are never quoted in any case."""

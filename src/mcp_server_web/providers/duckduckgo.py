@@ -18,9 +18,11 @@ import httpx
 from lxml import etree, html
 
 from mcp_server_web.providers._http import HttpSearchProvider
-from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult
+from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult, iso_datetime
 
 _DF = {"day": "d", "week": "w", "month": "m", "year": "y"}
+_KP = {"off": "-2", "moderate": "-1", "strict": "1"}
+"""DuckDuckGo's kp (safe search): 1 on, -1 moderate, -2 off."""
 
 
 def _has_class(name: str) -> str:
@@ -45,9 +47,9 @@ class DuckDuckGoProvider(HttpSearchProvider):
     request_headers: ClassVar[dict[str, str]] = {"Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"}
 
     async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
-        # The HTML endpoint has no news vertical, so topic="news" runs the same web search; the
-        # time_range filter (df) is what keeps such a search recent.
-        form = {"b": "", "kl": "wt-wt"}  # wt-wt: no region
+        # The HTML endpoint has no news vertical, so topic="news" runs the same web search (the
+        # attempt says so, see unsupported); the time_range filter (df) keeps it recent.
+        form = {"b": "", "kl": _region(query), "kp": _KP[query.safesearch]}
         if query.time_range:
             form["df"] = _DF[query.time_range]
         response = await self._request("POST", "/html/", query, form, timeout=timeout)
@@ -55,6 +57,17 @@ class DuckDuckGoProvider(HttpSearchProvider):
         # and de-duplication may drop some before it trims to max_results. Parsed in a worker
         # thread: a page up to the answer cap takes lxml long enough to stall every other call.
         return await anyio.to_thread.run_sync(self._parse, response)
+
+    def unsupported(self, query: SearchQuery) -> tuple[str, ...]:
+        notes: list[str] = []
+        if query.topic == "news":
+            notes.append(f"{self.title}'s HTML page has no news search: these are web results.")
+        if query.language and not query.country:
+            notes.append(
+                f"{self.title} takes a language only with a region (kl=country-language); "
+                f"language={query.language} alone was not applied."
+            )
+        return tuple(notes)
 
     def _error(self, response: httpx.Response) -> ProviderError:
         status = response.status_code
@@ -88,6 +101,16 @@ class DuckDuckGoProvider(HttpSearchProvider):
         raise ProviderError(
             "bad_response", f"{self.title} answered with a page this server does not recognise."
         )
+
+
+def _region(query: SearchQuery) -> str:
+    """kl: DuckDuckGo's region, "country-language" in lower case ("de-de", "ch-fr"; the United
+    Kingdom is "uk"), or "wt-wt" for none. Without a language, the country's own code stands for
+    it, which is how DuckDuckGo names most single-language regions ("de-de", "fr-fr")."""
+    if not query.country:
+        return "wt-wt"
+    country = "uk" if query.country == "GB" else query.country.lower()
+    return f"{country}-{query.language or country}"
 
 
 def _is_ad_or_notice(block: html.HtmlElement) -> bool:
@@ -137,5 +160,5 @@ def _published(block: html.HtmlElement) -> str | None:
     for span in block.xpath(_DATE_SPAN):
         match = _ISO_DATE.search(span.text_content())
         if match:
-            return match.group(0)
+            return iso_datetime(match.group(0))
     return None

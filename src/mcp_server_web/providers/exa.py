@@ -23,6 +23,7 @@ from mcp_server_web.providers.base import (
     SearchQuery,
     SearchResult,
     TimeRange,
+    iso_datetime,
     plain_text,
     status_error,
 )
@@ -89,6 +90,10 @@ class ExaProvider(SearchProvider):
                     exclude_domains=None if include else list(query.exclude_domains) or None,
                     start_published_date=_start_date(query.time_range),
                     category="news" if query.topic == "news" else None,
+                    # Exa's userLocation: the two-letter country code; moderation filters unsafe
+                    # results, its only level.
+                    user_location=query.country,
+                    moderation=True if query.safesearch != "off" else None,
                     timeout=max(timeout, 0.001),
                 )
             # Causes are dropped (from None): the SDK's ValueError quotes Exa's response body.
@@ -103,6 +108,18 @@ class ExaProvider(SearchProvider):
                 raise ProviderError("bad_response", "Exa answered without a list of results.") from None
         self._log_warnings(answer)
         return [self._result(item) for item in answer.results if _text(item.url)][: query.max_results]
+
+    def unsupported(self, query: SearchQuery) -> tuple[str, ...]:
+        notes: list[str] = []
+        if query.language:
+            notes.append(
+                f"{self.title} has no language parameter; language={query.language} was not applied."
+            )
+        if query.safesearch == "strict":
+            notes.append(
+                f"{self.title} has one moderation level; strict safe search was applied as moderate."
+            )
+        return tuple(notes)
 
     async def read(self, url: str, *, markdown: bool, timeout: float) -> tuple[str, str, str | None]:  # noqa: ASYNC109
         """The text of the page at url as Exa's contents reads it: (url, text, title); ProviderError
@@ -177,13 +194,11 @@ class ExaProvider(SearchProvider):
             or plain_text(_text(item.summary))
             or plain_text(_text(item.text))
         )
-        score = item.score
         return SearchResult(
             title=plain_text(_text(item.title)) or item.url,
             url=item.url,
             snippet=snippet,
-            published=_text(item.published_date) or None,
-            score=float(score) if isinstance(score, int | float) else None,
+            published=iso_datetime(item.published_date),
         )
 
 

@@ -231,6 +231,8 @@ def build_chain(
         deadline=config.deadline,
         cache_ttl=config.cache_ttl,
         state=state,
+        mode=config.mode,
+        fanout=config.fanout,
     )
 
 

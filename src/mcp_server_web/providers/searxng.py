@@ -13,13 +13,17 @@ from typing import Any, ClassVar
 import httpx
 
 from mcp_server_web.providers._http import HttpSearchProvider, json_object, retry_after, url_and_title
-from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult, plain_text
+from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult, iso_datetime, plain_text
 
 _JSON_HINT = "enable it by adding `json` to `search.formats` in the instance's settings.yml"
 
 
+_SAFESEARCH = {"off": 0, "moderate": 1, "strict": 2}
+
+
 class SearxngProvider(HttpSearchProvider):
     default_url = ""
+    pages = True
     # SearXNG's limiter, when an instance turns it on, takes a request without text/html in Accept
     # or without an Accept-Language for a bot. "*" states no language preference, so the
     # instance's own default language still decides.
@@ -29,7 +33,15 @@ class SearxngProvider(HttpSearchProvider):
     }
 
     async def search(self, query: SearchQuery, *, timeout: float) -> list[SearchResult]:  # noqa: ASYNC109
-        fields: dict[str, str | int] = {"format": "json", "categories": query.topic, "pageno": 1}
+        fields: dict[str, str | int] = {
+            "format": "json",
+            "categories": query.topic,
+            "pageno": query.page,
+            "safesearch": _SAFESEARCH[query.safesearch],
+        }
+        if query.language:
+            # SearXNG's language takes a locale: "de", or "de-CH" to also name the region.
+            fields["language"] = f"{query.language}-{query.country}" if query.country else query.language
         if query.time_range:
             fields["time_range"] = query.time_range
         response = await self._request("GET", "/search", query, fields, timeout=timeout)
@@ -46,6 +58,14 @@ class SearxngProvider(HttpSearchProvider):
         # The whole page, not just max_results: it costs nothing more, and the chain's domain
         # filter and de-duplication may drop some before it trims to max_results.
         return results
+
+    def unsupported(self, query: SearchQuery) -> tuple[str, ...]:
+        if query.country and not query.language:
+            return (
+                f"{self.title} takes a region only with a language (language-COUNTRY); "
+                f"country={query.country} alone was not applied.",
+            )
+        return ()
 
     def _error(self, response: httpx.Response) -> ProviderError:
         status = response.status_code
@@ -78,13 +98,12 @@ def _result(item: Any) -> SearchResult | None:
     if (named := url_and_title(item)) is None:
         return None
     url, title = named
-    content, published, score = item.get("content"), item.get("publishedDate"), item.get("score")
+    content, published = item.get("content"), item.get("publishedDate")
     return SearchResult(
         title=plain_text(title),
         url=url,
         snippet=plain_text(content if isinstance(content, str) else ""),
-        published=published if isinstance(published, str) and published else None,
-        score=float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
+        published=iso_datetime(published),
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import email.utils
 import logging
 from typing import Any
 
@@ -23,6 +22,7 @@ from mcp_server_web.providers.base import (
     SearchProvider,
     SearchQuery,
     SearchResult,
+    iso_datetime,
     plain_text,
     status_error,
 )
@@ -74,6 +74,8 @@ class TavilyProvider(SearchProvider):
                     include_answer=False,
                     include_raw_content=False,
                     include_images=False,
+                    country=_country_name(query) if query.topic == "general" else None,
+                    language=query.language,
                     timeout=timeout,
                 )
             # Causes are dropped (from None): the SDK's exceptions carry Tavily's own error text.
@@ -89,6 +91,16 @@ class TavilyProvider(SearchProvider):
                 # The SDK calls .get("results") on whatever JSON came back (a list, null, a string).
                 raise ProviderError("bad_response", "Tavily answered without a list of results.") from None
         return self._results(answer, query.max_results)
+
+    def unsupported(self, query: SearchQuery) -> tuple[str, ...]:
+        notes: list[str] = []
+        if query.country and query.topic != "general":
+            notes.append(f"{self.title} takes a country only for general searches; country was not applied.")
+        elif query.country and _country_name(query) is None:
+            notes.append(f"{self.title} has no country named for {query.country}; country was not applied.")
+        if query.safesearch != "off":
+            notes.append(f"{self.title} has no safe-search setting; results are not filtered.")
+        return tuple(notes)
 
     async def read(self, url: str, *, markdown: bool, timeout: float) -> tuple[str, str, str | None]:  # noqa: ASYNC109
         """The text of the page at url as Tavily's extract reads it: (url, text, title);
@@ -155,14 +167,12 @@ class TavilyProvider(SearchProvider):
         for item in items:
             if not isinstance(item, dict) or not _text(item.get("url")):
                 continue
-            score = item.get("score")
             results.append(
                 SearchResult(
                     title=plain_text(_text(item.get("title"))) or item["url"],
                     url=item["url"],
                     snippet=plain_text(_text(item.get("content"))),
-                    published=_iso_date(item.get("published_date")),
-                    score=float(score) if isinstance(score, int | float) else None,
+                    published=iso_datetime(item.get("published_date")),
                 )
             )
         return results[:limit]
@@ -172,12 +182,11 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _iso_date(value: object) -> str | None:
-    """Tavily dates news results the RFC 2822 way ("Tue, 04 Nov 2025 15:30:00 GMT"); ISO 8601
-    is what the other providers give, so convert when it parses and keep the value otherwise."""
-    if not isinstance(value, str) or not value.strip():
+def _country_name(query: SearchQuery) -> str | None:
+    """Tavily's country: the country's English name in lower case ("united states")."""
+    if not query.country:
         return None
-    try:
-        return email.utils.parsedate_to_datetime(value).isoformat()
-    except (TypeError, ValueError):
-        return value.strip()
+    from babel import Locale  # only when a country is asked for: the CLDR data is large
+
+    name = Locale("en").territories.get(query.country)
+    return name.lower() if isinstance(name, str) else None

@@ -113,6 +113,20 @@ def as_choice(value: Any, name: str, *, choices: Sequence[C], default: C) -> C:
     raise InvalidArgument(f"{name} must be one of {', '.join(choices)}; got {shown(value)}.")
 
 
+_CODE = re.compile(r"[A-Za-z]{2}")
+
+
+def as_code(value: Any, name: str, *, standard: str, upper: bool) -> str | None:
+    """A two-letter code (ISO 3166-1 alpha-2 or ISO 639-1), in the case its standard writes it;
+    None when absent."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and _CODE.fullmatch(value.strip()):
+        code = value.strip()
+        return code.upper() if upper else code.lower()
+    raise InvalidArgument(f"{name} must be a two-letter {standard} code; got {shown(value)}.")
+
+
 def as_text(value: Any, name: str, *, max_length: int | None = None) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidArgument(f"{name} is required and must be a non-empty string.")

@@ -104,6 +104,8 @@ def providers_config(settings: Settings) -> ProvidersConfig:
         provider_timeout=settings.search_timeout,
         deadline=settings.search_deadline,
         cache_ttl=settings.search_cache_ttl,
+        mode=settings.search_mode,
+        fanout=settings.search_fanout,
         secrets=tuple(secret for secret in (settings.proxy, settings.auth_token) if secret),
         names=_PROVIDER_SETTING_NAMES,
     )

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from mcp_server_web.config import KNOWN_PROVIDERS
 from mcp_server_web.fetch import MAX_URL_LENGTH, RENDER_MODES, SNAPSHOT_LENGTH
+from mcp_server_web.providers import PAGE_LIMIT
 from mcp_server_web.server.reading import READ_CONTENT_LIMIT, READ_LIMIT
 
 FETCH_MAX_LENGTH_DEFAULT = 8000
@@ -209,10 +210,11 @@ are short and may be outdated.
 
 Options: max_results (1-20, default 5); topic="news" for recent news; time_range (day, week, \
 month, year) to keep only recent results; include_domains / exclude_domains (e.g. \
-["docs.python.org"]) to restrict or drop sites; provider to ask one configured search provider \
-only; read=N (up to 5) to also read the top N pages and get, under each of those results, the \
-passages of its page that answer the query (a page that cannot be read says why instead; a later \
-web_fetch of that URL is served from the cache).
+["docs.python.org"]) to restrict or drop sites; country (ISO 3166-1 alpha-2, e.g. "DE") and \
+language (ISO 639-1, e.g. "de") for local results; page (1-5) for the next max_results results; \
+provider to ask one configured search provider only; read=N (up to 5) to also read the top N \
+pages and get, under each of those results, the passages of its page that answer the query (a \
+page that cannot be read says why instead; a later web_fetch of that URL is served from the cache).
 
 Several search providers are tried in order until one answers; the answer says which provider \
 answered and why any before it failed. An empty list means no provider found anything. \
@@ -266,6 +268,23 @@ WEB_SEARCH_INPUT_SCHEMA: dict[str, Any] = {
             "enum": list(KNOWN_PROVIDERS),
             "description": "Ask only this provider (it must be configured); no fallback.",
         },
+        "country": {
+            "type": "string",
+            "pattern": "^[A-Za-z]{2}$",
+            "description": "Results for this country: ISO 3166-1 alpha-2 code, e.g. DE.",
+        },
+        "language": {
+            "type": "string",
+            "pattern": "^[A-Za-z]{2}$",
+            "description": "Results in this language: ISO 639-1 code, e.g. de.",
+        },
+        "page": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": PAGE_LIMIT,
+            "default": 1,
+            "description": "Which page of max_results results: 2 gives the next ones.",
+        },
         "read": {
             "type": "integer",
             "minimum": 0,
@@ -291,8 +310,17 @@ class SearchResultOut(BaseModel):
     title: str = Field(description=f"One line, at most {TITLE_LIMIT} characters.")
     url: str
     snippet: str = Field(description=f"One line, at most {SNIPPET_LIMIT} characters.")
-    published: str | None = None
-    score: float | None = None
+    published: str | None = Field(
+        default=None, description="When the page was published: ISO 8601 with a timezone; null when unknown."
+    )
+    score: float | None = Field(
+        default=None,
+        description="Not given: the providers' own scores mean different things and are left out.",
+    )
+    sources: list[str] | None = Field(
+        default=None,
+        description="With MCP_WEB_SEARCH_MODE=fanout: every provider that returned this result.",
+    )
     content: str | None = Field(
         default=None,
         description="With read: the passages of the page most relevant to the query (web text, untrusted).",
@@ -307,13 +335,21 @@ class AttemptOut(BaseModel):
     outcome: Literal["ok", "empty", "error", "skipped"]
     error: str | None = Field(description="Why the provider failed or was skipped; null when it answered.")
     elapsed_ms: int
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What this provider could not do as asked (a country, language, safe-search level or "
+        "news search it has no parameter for; paging it emulated).",
+    )
 
 
 class WebSearchOutput(BaseModel):
     """Structured result of web_search."""
 
     query: str
-    provider: str | None = Field(description="The provider that answered; null when none found anything.")
+    provider: str | None = Field(
+        description="The provider that answered (with fan-out, those whose results were fused, "
+        "comma-separated); null when none found anything."
+    )
     results: list[SearchResultOut]
     attempts: list[AttemptOut] = Field(description="Every provider tried, in order.")
     cached: bool = Field(description="True when served from the search cache.")

@@ -34,9 +34,9 @@ from mcp_server_web.fetch import (
     rank_passages,
 )
 from mcp_server_web.fetch import outline as document_outline
-from mcp_server_web.providers import TIME_RANGES, TOPICS, SearchQuery, SearchResult
+from mcp_server_web.providers import PAGE_LIMIT, TIME_RANGES, TOPICS, SearchQuery, SearchResult
 from mcp_server_web.server.advice import advised
-from mcp_server_web.server.arguments import as_bool, as_choice, as_domains, as_int, as_text
+from mcp_server_web.server.arguments import as_bool, as_choice, as_code, as_domains, as_int, as_text
 from mcp_server_web.server.boundary import fence, one_line
 from mcp_server_web.server.reading import READ_LIMIT, Read, read_results
 from mcp_server_web.server.schemas import (
@@ -174,9 +174,13 @@ async def web_search(
     exclude_domains: Any = None,
     provider: Any = None,
     read: Any = None,
+    country: Any = None,
+    language: Any = None,
+    page: Any = None,
     *,
     ctx: ToolContext,
 ) -> Annotated[CallToolResult, WebSearchOutput]:
+    services = services_of(ctx)
     search_query = SearchQuery(
         query=as_text(query, "query", max_length=SEARCH_QUERY_MAX_LENGTH),
         max_results=as_int(
@@ -192,6 +196,10 @@ async def web_search(
         else as_choice(time_range, "time_range", choices=TIME_RANGES, default="week"),
         include_domains=as_domains(include_domains, "include_domains"),
         exclude_domains=as_domains(exclude_domains, "exclude_domains"),
+        country=as_code(country, "country", standard="ISO 3166-1 alpha-2 country", upper=True),
+        language=as_code(language, "language", standard="ISO 639-1 language", upper=False),
+        page=as_int(page, "page", default=1, minimum=1, maximum=PAGE_LIMIT),
+        safesearch=services.settings.safesearch,
     )
     pin = (
         None
@@ -199,7 +207,6 @@ async def web_search(
         else as_choice(provider, "provider", choices=KNOWN_PROVIDERS, default="")
     )
     reading = as_int(read, "read", default=0, minimum=0, maximum=READ_LIMIT)
-    services = services_of(ctx)
     if reading and "web_fetch" not in services.settings.tools:
         raise InvalidArgument(
             "read reads pages the way web_fetch does, and this server does not offer web_fetch: "
@@ -228,7 +235,11 @@ async def web_search(
     as_sent = output.model_copy(
         update={
             "results": [
-                SearchResultOut(**asdict(result), content=shown.content, content_error=shown.content_error)
+                SearchResultOut(
+                    **{**asdict(result), "sources": shown.sources},
+                    content=shown.content,
+                    content_error=shown.content_error,
+                )
                 for result, shown in zip(answer.results, output.results, strict=True)
             ]
         }
@@ -249,6 +260,7 @@ def _result_out(result: SearchResult, read: Read | None = None) -> SearchResultO
         snippet=one_line(result.snippet, SNIPPET_LIMIT),
         published=one_line(result.published, TITLE_LIMIT) if result.published else None,
         score=result.score,
+        sources=list(result.sources) or None,
         content=None if read is None else read.content,
         content_error=None
         if failure is None
@@ -268,6 +280,11 @@ def render_search_answer(answer: WebSearchOutput) -> str:
         f"\n- {a.provider} {'failed' if a.outcome == 'error' else 'skipped'}: "
         f"{one_line(str(a.error), NOTE_LIMIT)}"
         for a in failed
+    ) + "".join(
+        # What a provider could not apply (a country, paging): our words about the provider's API.
+        f"\n- {a.provider}: {one_line(note, NOTE_LIMIT)}"
+        for a in answer.attempts
+        for note in a.notes
     )
     if not answer.results:
         tried = ", ".join(a.provider for a in answer.attempts)
@@ -277,6 +294,8 @@ def render_search_answer(answer: WebSearchOutput) -> str:
         listing.append(f"{number}. [{result.title or result.url}]({result.url})")
         if result.published:
             listing.append(f"   Published: {result.published}")
+        if result.sources:
+            listing.append(f"   Found by: {', '.join(result.sources)}")
         if result.snippet:
             listing.append(f"   {result.snippet}")
         if result.content is not None:

@@ -10,6 +10,7 @@ month resets only when the test gives ``retry_after``.
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from datetime import datetime
@@ -44,6 +45,9 @@ class FakeBrave(FakeProvider):
 
     def send_results(self, ctx: RequestContext, results: list[dict[str, Any]]) -> None:
         query = query_params(ctx.path)
+        if (invalid := _invalid_parameter(query)) is not None:
+            ctx.send(_error(422, "VALIDATION", f"Unable to validate request parameter(s): {invalid}", {}))
+            return
         count = int(query.get("count", "20"))
         items = [_item(result, news=ctx.path.startswith(NEWS_PATH)) for result in results[:count]]
         if ctx.path.startswith(NEWS_PATH):
@@ -129,6 +133,22 @@ _WAF_PAGE = (
     "<!DOCTYPE html><html><head><title>Access denied</title></head><body>"
     "<h1>Access denied</h1><p>The owner of this website has banned your access.</p></body></html>"
 )
+
+
+def _invalid_parameter(query: dict[str, str]) -> str | None:
+    """The first parameter Brave's documentation would refuse: country a two-letter code,
+    search_lang a language code, safesearch off/moderate/strict, offset 0 to 9."""
+    if "country" in query and not re.fullmatch(r"[A-Z]{2}|ALL", query["country"]):
+        return "country"
+    if "search_lang" in query and not re.fullmatch(r"[a-z]{2}(-[a-z]{2,4})?", query["search_lang"]):
+        return "search_lang"
+    if query.get("safesearch", "moderate") not in ("off", "moderate", "strict"):
+        return "safesearch"
+    if "offset" in query and not (query["offset"].isdigit() and int(query["offset"]) <= 9):
+        return "offset"
+    if {"lang", "language", "page", "pageno", "locale"} & set(query):
+        return "unknown parameter"
+    return None
 
 
 def _item(result: dict[str, Any], *, news: bool) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import html
 import random
+import re
 from typing import Any
 from urllib.parse import parse_qsl, quote
 
@@ -52,7 +53,17 @@ class FakeDuckDuckGo(FakeProvider):
         return draw.choice((202, 202, 200))
 
     def send_results(self, ctx: RequestContext, results: list[dict[str, Any]]) -> None:
-        query = self.current_form().get("q", "")
+        form = self.current_form()
+        query = form.get("q", "")
+        # kl: a region as DuckDuckGo lists them ("de-de", "uk-en", "wt-wt"); kp: 1, -1 or -2.
+        # DuckDuckGo ignores values it does not know; the fake refuses them, so a test notices.
+        if not re.fullmatch(r"[a-z]{2}-[a-z]{2}", form.get("kl", "wt-wt")) or form.get("kp", "-1") not in (
+            "1",
+            "-1",
+            "-2",
+        ):
+            ctx.send(Reply(400, "<html><body>Bad request</body></html>"))
+            return
         ctx.send(Reply(200, results_page(query, results, with_ad=self.with_ad)))
 
     def send_failure(self, ctx: RequestContext, failure: Failure) -> None:

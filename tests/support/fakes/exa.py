@@ -4,6 +4,7 @@ and error shapes."""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from typing import Any
 
@@ -56,6 +57,13 @@ class FakeExa(JsonFakeProvider):
         request = self.current_json()
         if ctx.path == "/contents":
             self._send_contents(ctx, request)
+            return
+        location, moderation = request.get("userLocation"), request.get("moderation")
+        # userLocation: a two-letter ISO 3166-1 code (or an object); moderation: a boolean.
+        if (
+            location is not None and not (isinstance(location, str) and re.fullmatch(r"[A-Z]{2}", location))
+        ) or (moderation is not None and not isinstance(moderation, bool)):
+            self.send_json(ctx, {"error": "Invalid request body"}, status=400)
             return
         if self.honor_num_results:
             results = results[: int(request.get("numResults", 10))]

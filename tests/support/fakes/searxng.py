@@ -9,6 +9,7 @@ page. A JSON answer whose engines all failed has an empty ``results`` list and t
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -70,6 +71,10 @@ class FakeSearxng(FakeProvider):
         if query.get("format") != "json":
             ctx.send(Reply(200, _HTML_RESULTS_PAGE))
             return
+        if not _valid(query):
+            # SearXNG answers a bad parameter value with HTTP 400.
+            ctx.send(Reply(400, "Bad Request", content_type="text/plain"))
+            return
         category = query.get("categories", "general")
         with self._lock:
             unresponsive = list(self.unresponsive)
@@ -108,6 +113,16 @@ class FakeSearxng(FakeProvider):
 
 
 _SOME = [{"title": "Cut off", "url": "https://cut.example.com/", "snippet": "x" * 400}]
+
+
+def _valid(query: dict[str, str]) -> bool:
+    """safesearch 0/1/2, pageno a number from 1, language a locale ("de", "de-CH") or "all"."""
+    return (
+        query.get("safesearch", "0") in ("0", "1", "2")
+        and query.get("pageno", "1").isdigit()
+        and int(query.get("pageno", "1")) >= 1
+        and re.fullmatch(r"all|auto|[a-z]{2}(-[A-Z]{2})?", query.get("language", "all")) is not None
+    )
 
 
 def _item(result: dict[str, Any], category: str, rank: int) -> dict[str, Any]:

@@ -4,6 +4,7 @@ and error shapes."""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from typing import Any
 
@@ -62,6 +63,15 @@ class FakeTavily(JsonFakeProvider):
         request = self.current_json()
         if ctx.path == "/extract":
             self._send_extract(ctx, request)
+            return
+        country = request.get("country")
+        # Tavily's country: a country's English name in lower case, general searches only.
+        if country is not None and (
+            not isinstance(country, str)
+            or not re.fullmatch(r"[a-z][a-z .'-]+", country)
+            or request.get("topic") != "general"
+        ):
+            self.send_json(ctx, {"detail": {"error": "Invalid country."}}, status=400)
             return
         if self.honor_max_results:
             results = results[: int(request.get("max_results", 5))]
