@@ -27,6 +27,7 @@ from mcp_server_web.providers.base import (
     SearchQuery,
     SearchResult,
 )
+from mcp_server_web.providers.pacing import Limits
 from mcp_server_web.providers.redact import Redactor
 from mcp_server_web.providers.results import refine
 from mcp_server_web.state import CooldownRecord, Key, MemoryState, StateBackend
@@ -103,9 +104,12 @@ class Cooldowns:
         """A token for an attempt about to start."""
         return await self._book.mark()
 
-    async def penalize(self, provider: str, error: ProviderError, *, since: int | None = None) -> float:
+    async def penalize(
+        self, provider: str, error: ProviderError, *, since: int | None = None, reason: str | None = None
+    ) -> float:
         """Start (or extend) a cooldown after error, for an attempt started at ``since`` (a
-        ``mark()``; None: a fresh attempt); returns the cooldown's length in seconds from now."""
+        ``mark()``; None: a fresh attempt); returns the cooldown's length in seconds from now.
+        reason is what skipped attempts will say (default: the error's kind)."""
         now = self._clock()
         lengths: list[float] = []
 
@@ -121,7 +125,9 @@ class Cooldowns:
                 # The same episode seen again: it can only be longer than we thought.
                 length = max(length, current.until - now)
             lengths.append(length)
-            return CooldownRecord(until=now + length, strikes=strikes, reason=error.kind, penalty=penalty)
+            return CooldownRecord(
+                until=now + length, strikes=strikes, reason=reason or error.kind, penalty=penalty
+            )
 
         await self._book.penalize(provider, change)
         return lengths[-1]
@@ -158,6 +164,9 @@ class SearchChain:
         deadline: float = 25.0,
         cache_ttl: float = 600.0,
         state: StateBackend | None = None,
+        rps: Mapping[str, float] | None = None,
+        daily_limits: Mapping[str, int] | None = None,
+        auth_cooldown: float = 3600.0,
     ) -> None:
         """state keeps the answers and the cooldowns (this process's memory unless the composition
         root passes another backend); its clock is the one cooldowns and the cache's TTL run on."""
@@ -173,6 +182,9 @@ class SearchChain:
         self._deadline = deadline
         self.cooldowns = Cooldowns(state)
         self._cache = state.store("search.answers", ttl=cache_ttl, max_entries=SEARCH_CACHE_ENTRIES)
+        self._flight = state.flight("search.answers")
+        self.limits = Limits(state, rps=rps or {}, daily_limits=daily_limits or {})
+        self._auth_cooldown = auth_cooldown
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -188,7 +200,12 @@ class SearchChain:
         cached: SearchAnswer | None = await self._cache.get(key)
         if cached is not None:
             return replace(cached, cached=True)
+        # Identical searches running at once share one round of provider calls; those that
+        # joined it were answered from another's work, as a cache hit is.
+        answer, joined = await self._flight.run(key, lambda: self._search(query, names, key))
+        return replace(answer, cached=True) if joined else answer
 
+    async def _search(self, query: SearchQuery, names: tuple[str, ...], key: Key) -> SearchAnswer:
         attempts: list[Attempt] = []
         deadline = anyio.current_time() + self._deadline
         for name in names:
@@ -226,6 +243,13 @@ class SearchChain:
             wait = math.ceil(cooling)
             attempts.append(Attempt(name, "skipped", f"cooling down for {wait} s after {reason}", 0))
             return []
+        if anyio.current_time() >= deadline:
+            attempts.append(Attempt(name, "skipped", "the overall search deadline was reached", 0))
+            return []
+        refused = await self.limits.admit(name, deadline, self._provider_timeout)
+        if refused is not None:
+            attempts.append(Attempt(name, "skipped", refused, 0))
+            return []
         budget = min(self._provider_timeout, deadline - anyio.current_time())
         if budget <= 0:
             attempts.append(Attempt(name, "skipped", "the overall search deadline was reached", 0))
@@ -248,7 +272,10 @@ class SearchChain:
         elapsed_ms = round((time.perf_counter() - started) * 1000)
         if error is not None:
             reason = self._redactor.quote(str(error), REASON_LIMIT)
-            if error.kind in COOLDOWN_KINDS:
+            if error.kind == "auth":
+                length = await self._bench(provider, error, mark)
+                logger.info("%s: %s; benched for %.0f s", name, reason, length)
+            elif error.kind in COOLDOWN_KINDS:
                 length = await self.cooldowns.penalize(name, error, since=mark)
                 logger.info("%s: %s; cooling down for %.0f s", name, reason, length)
             else:
@@ -259,6 +286,15 @@ class SearchChain:
         results = [self._without_secrets(result) for result in refine(raw, query)]
         attempts.append(Attempt(name, "ok" if results else "empty", None, elapsed_ms))
         return results
+
+    async def _bench(self, provider: SearchProvider, error: ProviderError, mark: int) -> float:
+        """Leave a provider whose key was rejected out for the auth cooldown: asking again on
+        every search would cost each one a round trip, and a key is rarely fixed within the hour."""
+        benched = ProviderError("auth", str(error), retry_after=self._auth_cooldown)
+        who = provider.config.key_name if provider.config.api_key else f"{provider.name}'s access"
+        return await self.cooldowns.penalize(
+            provider.name, benched, since=mark, reason=f"auth: {who} was rejected"
+        )
 
     def _without_secrets(self, result: SearchResult) -> SearchResult:
         """A result as the provider gave it, but for any configured secret it echoed."""

@@ -47,6 +47,8 @@ class ProviderSpec:
     hint: str
     """How a user switches it on, for `doctor` and error messages; ``{setting}`` stands for the
     name of the value that does it (``ProvidersConfig.name_of``)."""
+    rps: float | None = None
+    """Requests per second the provider's entry plan allows, the default pace; None: unpaced."""
 
     @property
     def switch_parameter(self) -> str | None:
@@ -88,6 +90,7 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
         needs="key",
         hint="Set {setting} to a Brave Search API key from https://brave.com/search/api/ "
         "(the free plan allows about 2,000 queries a month at 1 query per second).",
+        rps=1.0,
     ),
     ProviderSpec(
         "searxng",
@@ -231,6 +234,9 @@ def build_chain(
         deadline=config.deadline,
         cache_ttl=config.cache_ttl,
         state=state,
+        rps=config.rps,
+        daily_limits=config.daily_limits,
+        auth_cooldown=config.auth_cooldown,
     )
 
 
