@@ -8,11 +8,13 @@ import time
 from typing import Any
 
 import anyio
+import httpx
 from mcp import Client
 
 from mcp_server_web.server.app import build_server
 from tests.server.conftest import text_of
 from tests.support.fakes.base import FakeProvider, Plan, sample_results, settings_for
+from tests.support.http_server import http_client, running_http_server
 
 
 def enforce_one_per_second(fake: FakeProvider) -> list[float]:
@@ -142,3 +144,26 @@ async def test_identical_concurrent_searches_share_one_call_and_the_joiners_say_
     assert [r.is_error for r in results] == [False] * 4
     assert len(fakes["tavily"].served) == 1
     assert sorted(r.structured_content["cached"] for r in results) == [False, True, True, True]
+
+
+async def test_healthz_reports_todays_calls_and_a_benched_key(fakes: dict[str, FakeProvider]) -> None:
+    """doctor runs in a process of its own; the running server reports what it used and benched."""
+    fakes["brave"].fail("auth")
+    fakes["duckduckgo"].answer(sample_results(2))
+    env = {
+        "BRAVE_API_KEY": "brave-test-key",
+        "MCP_WEB_BRAVE_URL": fakes["brave"].origin.base,
+        "MCP_WEB_DUCKDUCKGO_URL": fakes["duckduckgo"].origin.base,
+        "MCP_WEB_SEARCH_PROVIDERS": "brave,duckduckgo",
+        "MCP_WEB_DUCKDUCKGO_DAILY_LIMIT": "100",
+    }
+    with running_http_server(**env) as server:
+        async with http_client(server.url) as client:
+            result = await client.call_tool("web_search", {"query": "one"})
+            assert not result.is_error, text_of(result)
+        async with httpx.AsyncClient() as http:
+            health = (await http.get(server.base + "/healthz", timeout=5)).json()
+    brave, duckduckgo = health["search"]["brave"], health["search"]["duckduckgo"]
+    assert brave["calls_today"] == 1 and brave["rps"] == 1.0
+    assert "BRAVE_API_KEY was rejected" in brave["cooling_down"]["reason"]
+    assert duckduckgo == {"calls_today": 1, "daily_limit": 100, "rps": None}

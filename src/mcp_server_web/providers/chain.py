@@ -190,6 +190,21 @@ class SearchChain:
     def order(self) -> tuple[str, ...]:
         return tuple(self._providers)
 
+    async def status(self) -> dict[str, dict[str, object]]:
+        """Each provider's use today, limits and cooldown (a benched key's included), for /healthz."""
+        usage = await self.limits.usage(self.order)
+        status: dict[str, dict[str, object]] = {}
+        for name, used in usage.items():
+            entry: dict[str, object] = {"calls_today": used.calls_today, "daily_limit": used.daily_limit}
+            entry["rps"] = used.rps
+            if (cooling := await self.cooldowns.remaining(name)) > 0:
+                entry["cooling_down"] = {
+                    "seconds": math.ceil(cooling),
+                    "reason": await self.cooldowns.reason(name),
+                }
+            status[name] = entry
+        return status
+
     async def aclose(self) -> None:
         for provider in self._providers.values():
             await provider.aclose()

@@ -265,6 +265,10 @@ class LazyChain:
                 self._chain = build_chain(self._config, self._http, self._state)
             return self._chain
 
+    async def status(self) -> dict[str, dict[str, object]] | None:
+        """The chain's status (``SearchChain.status``); None before the first search built it."""
+        return None if self._chain is None else await self._chain.status()
+
     async def aclose(self) -> None:
         if self._chain is not None:
             await self._chain.aclose()
