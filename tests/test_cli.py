@@ -268,11 +268,16 @@ def test_doctor_masks_secrets_and_explains_providers() -> None:
 
 
 def test_doctor_default_chain_ends_with_duckduckgo() -> None:
-    env = clean_env(BRAVE_API_KEY="k")
+    env = clean_env(BRAVE_API_KEY="k", MCP_WEB_DUCKDUCKGO_DAILY_LIMIT="500")
     del env["MCP_WEB_SEARCH_PROVIDERS"]  # the default order: configured providers, DuckDuckGo last
     out = run_cli("doctor", env=env)
     assert out.returncode == 0, out.stderr
-    assert "  1. brave (Brave Search)\n  2. duckduckgo (DuckDuckGo)\n" in out.stdout
+    # Each provider's pace (Brave's free plan: 1 a second, by default) and daily budget.
+    assert (
+        "  1. brave (Brave Search): at most 1 request(s) per second\n"
+        "  2. duckduckgo (DuckDuckGo): 500 calls per UTC day\n"
+    ) in out.stdout
+    assert "GET /healthz" in out.stdout
     assert re.search(r"^  tavily: Set TAVILY_API_KEY", out.stdout, re.M)
     assert re.search(r"^  searxng: .+", out.stdout, re.M)
 

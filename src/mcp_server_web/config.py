@@ -144,6 +144,7 @@ SWITCH = Kind(_parse_bool, "true or false", switch=True)
 PORT = Kind(_port, "0 to 65535", "PORT")
 COUNT = Kind(_positive_int, "a whole number > 0", "N")
 SECONDS = Kind(_positive_float, "a number > 0", "SECONDS")
+RATE = Kind(_positive_float, "a number > 0", "RPS")
 MEGABYTES = Kind(_positive_float, "a number > 0", "MB")
 TEXT = Kind(_text, "text", "TEXT")
 HOST = Kind(_text, "a host name or IP address", "HOST")
@@ -153,6 +154,9 @@ URL = Kind(_optional_text, "a URL", "URL")
 EXECUTABLE = Kind(_optional_text, "a path or a command on PATH", "PATH")
 LIST = Kind(_parse_list, "a comma-separated list", "LIST")
 CIDRS = Kind(_parse_cidrs, "comma-separated IP ranges, e.g. 198.18.0.0/15", "CIDRS")
+
+
+ProviderValue = Literal["key", "url", "rps", "daily_limit"]
 
 
 @dataclass(frozen=True)
@@ -168,9 +172,10 @@ class Option:
     flag: str | None = None
     default_file: str | None = None
     """A file read when neither the variable nor <NAME>_FILE is set (a Docker secret's path)."""
-    provider: tuple[str, Literal["key", "url"]] | None = None
-    """For a provider's key or URL: the provider, and which of the two (kept in
-    ``Settings.provider_keys`` / ``provider_urls``, not in a field of their own)."""
+    provider: tuple[str, ProviderValue] | None = None
+    """For a provider's key, URL, pace or daily limit: the provider, and which of these (kept in
+    ``Settings.provider_keys``, ``provider_urls``, ``provider_rps``, ``provider_daily_limits``,
+    not in a field of their own)."""
     default_help: str | None = None
     """The default in words, where the value alone would say nothing (an empty list that means
     "every configured provider")."""
@@ -217,7 +222,29 @@ def _provider_options() -> list[Option]:
         # Stable sort: the URLs that switch a provider on come first.
         for p in sorted(PROVIDERS, key=lambda p: p.needs != "url")
     ]
-    return [*keys, *urls]
+    limits = [
+        option
+        for p in PROVIDERS
+        for option in (
+            Option(
+                f"{p.name}_rps",
+                f"MCP_WEB_{p.name.upper()}_RPS",
+                RATE,
+                f"requests per second sent to {p.title}",
+                provider=(p.name, "rps"),
+                default_help=str(p.rps) if p.rps else "unpaced",
+            ),
+            Option(
+                f"{p.name}_daily_limit",
+                f"MCP_WEB_{p.name.upper()}_DAILY_LIMIT",
+                COUNT,
+                f"{p.title} calls per UTC day",
+                provider=(p.name, "daily_limit"),
+                default_help="no limit",
+            ),
+        )
+    ]
+    return [*keys, *urls, *limits]
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -365,6 +392,12 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("search_cache_ttl", "MCP_WEB_SEARCH_CACHE_TTL", SECONDS, "seconds a search answer stays cached"),
     Option(
+        "auth_cooldown",
+        "MCP_WEB_AUTH_COOLDOWN",
+        SECONDS,
+        "seconds a provider whose key was rejected (401/403) is left out",
+    ),
+    Option(
         "read_budget",
         "MCP_WEB_READ_BUDGET",
         SECONDS,
@@ -372,6 +405,13 @@ OPTIONS: tuple[Option, ...] = (
     ),
 )
 OPTIONS_BY_ATTR = {option.attr: option for option in OPTIONS}
+_PROVIDER_FIELDS: dict[ProviderValue, str] = {
+    "key": "provider_keys",
+    "url": "provider_urls",
+    "rps": "provider_rps",
+    "daily_limit": "provider_daily_limits",
+}
+"""Where Settings keeps each kind of per-provider value."""
 
 
 @dataclass(frozen=True)
@@ -417,6 +457,13 @@ class Settings:
     search_timeout: float = 10.0
     search_deadline: float = 25.0
     search_cache_ttl: float = 600.0
+    provider_rps: Mapping[str, float] = field(
+        default_factory=lambda: {p.name: p.rps for p in PROVIDERS if p.rps}, hash=False
+    )
+    """Requests per second by provider (MCP_WEB_BRAVE_RPS and the like; Brave's default is 1)."""
+    provider_daily_limits: Mapping[str, int] = field(default_factory=dict, hash=False)
+    """Calls per UTC day by provider (MCP_WEB_BRAVE_DAILY_LIMIT and the like)."""
+    auth_cooldown: float = 3600.0
     read_budget: float = 15.0
     safesearch: SafeSearch = "moderate"
     search_mode: SearchMode = "fallback"
@@ -426,19 +473,24 @@ class Settings:
     def from_values(cls, values: Mapping[str, Any]) -> Settings:
         """Settings from values by option attribute, providers' included (``tavily_api_key``,
         ``searxng_url``): those go into ``provider_keys`` and ``provider_urls``."""
-        fields = dict(values)
-        keys, urls = dict(fields.pop("provider_keys", {})), dict(fields.pop("provider_urls", {}))
+        fields: dict[str, Any] = dict(values)
+        defaults = cls()
+        by_kind: dict[ProviderValue, dict[str, Any]] = {
+            which: dict(fields.pop(attr, getattr(defaults, attr))) for which, attr in _PROVIDER_FIELDS.items()
+        }
         for attr in [attr for attr in fields if attr in OPTIONS_BY_ATTR]:
             option = OPTIONS_BY_ATTR[attr]
             if option.provider is not None:
                 name, which = option.provider
                 value = fields.pop(attr)
-                into = keys if which == "key" else urls
+                into = by_kind[which]
                 if value:
                     into[name] = value
                 else:
                     into.pop(name, None)
-        return cls(**fields, provider_keys=keys, provider_urls=urls)
+        for which, into in by_kind.items():
+            fields[_PROVIDER_FIELDS[which]] = into
+        return cls(**fields)
 
     def provider_key(self, name: str) -> str | None:
         return self.provider_keys.get(name)
@@ -451,7 +503,8 @@ class Settings:
         if option.provider is None:
             return getattr(self, option.attr)
         name, which = option.provider
-        return self.provider_key(name) if which == "key" else self.provider_url(name)
+        held: Mapping[str, Any] = getattr(self, _PROVIDER_FIELDS[which])
+        return held.get(name)
 
     @property
     def max_response_bytes(self) -> int:

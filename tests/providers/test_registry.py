@@ -126,6 +126,8 @@ def test_a_registered_provider_appears_everywhere_a_provider_does() -> None:
     assert seen["options"] == [
         ["ACME_API_KEY", "--acme-api-key", True, "Acme Search API key"],
         ["MCP_WEB_ACME_URL", "--acme-url", False, "Acme Search endpoint override"],
+        ["MCP_WEB_ACME_RPS", "--acme-rps", False, "requests per second sent to Acme Search"],
+        ["MCP_WEB_ACME_DAILY_LIMIT", "--acme-daily-limit", False, "Acme Search calls per UTC day"],
     ]
     assert seen["flags"] == "acme"
     # The tool's input schema offers it, in the registry's order.

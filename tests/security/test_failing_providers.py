@@ -485,6 +485,9 @@ async def test_web_search_tool_under_chaos(fakes: dict[str, FakeProvider]) -> No
         search_timeout=PROVIDER_TIMEOUT,
         search_deadline=DEADLINE,
         max_concurrency=CONCURRENCY,
+        # Brave's default pace (1/s) is the real service's; this fake takes any rate, and the
+        # test is about failures (pacing: tests/server/test_web_search_limits.py).
+        brave_rps=1000.0,
     )
     calls: list[Call] = []
     # The server imports the provider SDKs on its first search (~0.3 s, before the deadline's

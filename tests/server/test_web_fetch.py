@@ -309,6 +309,8 @@ async def test_single_flight_shares_one_download(client: Client, origin: Origin)
             tg.start_soon(call)
     assert all(not r.is_error for r in results) and len(results) == 5
     assert origin.hits("/popular") == 1
+    # The four that joined the download were answered from another call's work, as from a cache.
+    assert sorted(r.structured_content["cached"] for r in results) == [False, True, True, True, True]
 
 
 async def test_lenient_arguments_are_coerced_and_clamped(client: Client, origin: Origin) -> None:

@@ -280,3 +280,27 @@ async def test_the_clock_is_the_backends(backend: StateBackend, clock: Clock) ->
     assert backend.now() == clock.now
     clock.now += 5
     assert backend.now() == clock.now
+
+
+# Pacing and counters ------------------------------------------------------------------------
+
+
+async def test_slots_are_an_interval_apart_and_none_past_latest(backend: StateBackend, clock: Clock) -> None:
+    pacer = backend.pacer("search.pacing")
+    assert await pacer.claim("brave", 1.0, latest=clock.now + 10) == clock.now
+    assert await pacer.claim("brave", 1.0, latest=clock.now + 10) == clock.now + 1
+    # A slot past latest is refused, and not taken: the next claim gets the same one.
+    assert await pacer.claim("brave", 1.0, latest=clock.now + 1.5) is None
+    assert await pacer.claim("brave", 1.0, latest=clock.now + 10) == clock.now + 2
+    assert await pacer.claim("tavily", 1.0, latest=clock.now) == clock.now
+    clock.now += 60  # An idle name's next slot is now, not in the past.
+    assert await backend.pacer("search.pacing").claim("brave", 1.0, latest=clock.now) == clock.now
+
+
+async def test_counts_stop_at_the_limit_and_restart_each_period(backend: StateBackend) -> None:
+    counters = backend.counters("search.calls")
+    assert [await counters.take("brave", "2026-11-24", 2) for _ in range(3)] == [1, 2, None]
+    assert await counters.count("brave", "2026-11-24") == 2
+    assert await counters.count("brave", "2026-11-25") == 0
+    assert await counters.take("brave", "2026-11-25", 2) == 1
+    assert await counters.take("exa", "2026-11-25", None) == 1

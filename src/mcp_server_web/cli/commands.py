@@ -214,6 +214,16 @@ def masked_url(value: str) -> str:
     return shown if has_scheme else shown.removeprefix("http://")
 
 
+def _limits_of(settings: Settings, name: str) -> str:
+    """A provider's pace and daily budget, as doctor lists them."""
+    limits = []
+    if rps := settings.provider_rps.get(name):
+        limits.append(f"at most {rps:g} request(s) per second")
+    if daily := settings.provider_daily_limits.get(name):
+        limits.append(f"{daily} calls per UTC day")
+    return f": {', '.join(limits)}" if limits else ""
+
+
 def doctor(settings: Settings, out: TextIO) -> None:
     """Print what the server would run with; contacts nothing."""
     from mcp_server_web.providers import (
@@ -260,7 +270,15 @@ def doctor(settings: Settings, out: TextIO) -> None:
     if "web_search" not in settings.tools:
         lines.append("  (web_search is not enabled in MCP_WEB_TOOLS; the order below applies when it is)")
     if chain:
-        lines.extend(f"  {n}. {name} ({spec_named(name).title})" for n, name in enumerate(chain, start=1))
+        lines.extend(
+            f"  {n}. {name} ({spec_named(name).title}){_limits_of(settings, name)}"
+            for n, name in enumerate(chain, start=1)
+        )
+        # doctor runs in a process of its own: it knows the limits, not what a server used.
+        lines.append(
+            "  Today's calls against these limits and any key benched after a 401/403 are held by the "
+            'running server (over HTTP: GET /healthz, under "search").'
+        )
     else:
         lines.append(f"  none: web_search would fail with no_provider: {no_provider_message(searching)}")
     off = [name for name in KNOWN_PROVIDERS if name not in chain]

@@ -196,8 +196,8 @@ class FetchService:
         # A refresh must not join a normal call's flight, which may be serving the old copy.
         flight_key = (*key, "refresh") if refresh else key
         work = partial(self._build_document, url, mode, refresh, progress)
-        document, _ = await self._conversions.run(flight_key, work)
-        return document, False
+        # A call that joined another's download and conversion got a copy it did not make: cached.
+        return await self._conversions.run(flight_key, work)
 
     async def _build_document(
         self, url: str, mode: _Mode, refresh: bool, progress: ProgressReporter

@@ -28,6 +28,7 @@ from mcp_server_web.providers.base import (
     SearchResult,
 )
 from mcp_server_web.providers.fanout import ask_all, fuse
+from mcp_server_web.providers.pacing import Limits
 from mcp_server_web.providers.paging import page_of, paged
 from mcp_server_web.providers.redact import Redactor
 from mcp_server_web.providers.results import refine
@@ -109,9 +110,12 @@ class Cooldowns:
         """A token for an attempt about to start."""
         return await self._book.mark()
 
-    async def penalize(self, provider: str, error: ProviderError, *, since: int | None = None) -> float:
+    async def penalize(
+        self, provider: str, error: ProviderError, *, since: int | None = None, reason: str | None = None
+    ) -> float:
         """Start (or extend) a cooldown after error, for an attempt started at ``since`` (a
-        ``mark()``; None: a fresh attempt); returns the cooldown's length in seconds from now."""
+        ``mark()``; None: a fresh attempt); returns the cooldown's length in seconds from now.
+        reason is what skipped attempts will say (default: the error's kind)."""
         now = self._clock()
         lengths: list[float] = []
 
@@ -127,7 +131,9 @@ class Cooldowns:
                 # The same episode seen again: it can only be longer than we thought.
                 length = max(length, current.until - now)
             lengths.append(length)
-            return CooldownRecord(until=now + length, strikes=strikes, reason=error.kind, penalty=penalty)
+            return CooldownRecord(
+                until=now + length, strikes=strikes, reason=reason or error.kind, penalty=penalty
+            )
 
         await self._book.penalize(provider, change)
         return lengths[-1]
@@ -170,6 +176,9 @@ class SearchChain:
         state: StateBackend | None = None,
         mode: SearchMode = "fallback",
         fanout: int = 2,
+        rps: Mapping[str, float] | None = None,
+        daily_limits: Mapping[str, int] | None = None,
+        auth_cooldown: float = 3600.0,
     ) -> None:
         """state keeps the answers and the cooldowns (this process's memory unless the composition
         root passes another backend); its clock is the one cooldowns and the cache's TTL run on."""
@@ -187,10 +196,28 @@ class SearchChain:
         self._fanout = fanout
         self.cooldowns = Cooldowns(state)
         self._cache = state.store("search.answers", ttl=cache_ttl, max_entries=SEARCH_CACHE_ENTRIES)
+        self._flight = state.flight("search.answers")
+        self.limits = Limits(state, rps=rps or {}, daily_limits=daily_limits or {})
+        self._auth_cooldown = auth_cooldown
 
     @property
     def order(self) -> tuple[str, ...]:
         return tuple(self._providers)
+
+    async def status(self) -> dict[str, dict[str, object]]:
+        """Each provider's use today, limits and cooldown (a benched key's included), for /healthz."""
+        usage = await self.limits.usage(self.order)
+        status: dict[str, dict[str, object]] = {}
+        for name, used in usage.items():
+            entry: dict[str, object] = {"calls_today": used.calls_today, "daily_limit": used.daily_limit}
+            entry["rps"] = used.rps
+            if (cooling := await self.cooldowns.remaining(name)) > 0:
+                entry["cooling_down"] = {
+                    "seconds": math.ceil(cooling),
+                    "reason": await self.cooldowns.reason(name),
+                }
+            status[name] = entry
+        return status
 
     async def aclose(self) -> None:
         for provider in self._providers.values():
@@ -202,10 +229,19 @@ class SearchChain:
         cached: SearchAnswer | None = await self._cache.get(key)
         if cached is not None:
             return replace(cached, cached=True)
+        # Identical searches running at once share one round of provider calls; those that
+        # joined it were answered from another's work, as a cache hit is.
+        answer, joined = await self._flight.run(
+            key, lambda: self._search(query, names, key, pinned=pin is not None)
+        )
+        return replace(answer, cached=True) if joined else answer
 
+    async def _search(
+        self, query: SearchQuery, names: tuple[str, ...], key: Key, *, pinned: bool
+    ) -> SearchAnswer:
         attempts: list[Attempt] = []
         deadline = anyio.current_time() + self._deadline
-        if self._mode == "fanout" and pin is None:
+        if self._mode == "fanout" and not pinned:
             fused = await self._fan_out(names, query, deadline, attempts)
             if fused:
                 answered = ",".join(dict.fromkeys(s for r in fused for s in r.sources))
@@ -271,6 +307,13 @@ class SearchChain:
             wait = math.ceil(cooling)
             attempts.append(Attempt(name, "skipped", f"cooling down for {wait} s after {reason}", 0))
             return []
+        if anyio.current_time() >= deadline:
+            attempts.append(Attempt(name, "skipped", "the overall search deadline was reached", 0))
+            return []
+        refused = await self.limits.admit(name, deadline, self._provider_timeout)
+        if refused is not None:
+            attempts.append(Attempt(name, "skipped", refused, 0))
+            return []
         budget = min(self._provider_timeout, deadline - anyio.current_time())
         if budget <= 0:
             attempts.append(Attempt(name, "skipped", "the overall search deadline was reached", 0))
@@ -294,7 +337,10 @@ class SearchChain:
         elapsed_ms = round((time.perf_counter() - started) * 1000)
         if error is not None:
             reason = self._redactor.quote(str(error), REASON_LIMIT)
-            if error.kind in COOLDOWN_KINDS:
+            if error.kind == "auth":
+                length = await self._bench(provider, error, mark)
+                logger.info("%s: %s; benched for %.0f s", name, reason, length)
+            elif error.kind in COOLDOWN_KINDS:
                 length = await self.cooldowns.penalize(name, error, since=mark)
                 logger.info("%s: %s; cooling down for %.0f s", name, reason, length)
             else:
@@ -307,6 +353,15 @@ class SearchChain:
         said = tuple(self._redactor.quote(note, REASON_LIMIT) for note in notes)
         attempts.append(Attempt(name, "ok" if results else "empty", None, elapsed_ms, said))
         return results
+
+    async def _bench(self, provider: SearchProvider, error: ProviderError, mark: int) -> float:
+        """Leave a provider whose key was rejected out for the auth cooldown: asking again on
+        every search would cost each one a round trip, and a key is rarely fixed within the hour."""
+        benched = ProviderError("auth", str(error), retry_after=self._auth_cooldown)
+        who = provider.config.key_name if provider.config.api_key else f"{provider.name}'s access"
+        return await self.cooldowns.penalize(
+            provider.name, benched, since=mark, reason=f"auth: {who} was rejected"
+        )
 
     def _without_secrets(self, result: SearchResult) -> SearchResult:
         """A result as the provider gave it, but for any configured secret it echoed."""

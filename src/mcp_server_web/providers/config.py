@@ -46,6 +46,13 @@ class ProvidersConfig:
     """fallback: the first provider with results answers; fanout: the first ``fanout`` available
     providers are asked at once and their lists fused (providers/fanout.py)."""
     fanout: int = 2
+    rps: Mapping[str, float] = field(default_factory=dict)
+    """Requests per second by provider: a call waits for its turn (within the deadline); a
+    provider not listed is not paced."""
+    daily_limits: Mapping[str, int] = field(default_factory=dict)
+    """Calls per UTC day by provider; past it the provider is skipped until the next day."""
+    auth_cooldown: float = 3600.0
+    """Seconds a provider whose key was rejected (401/403) is left out."""
     secrets: tuple[str, ...] = field(default=(), repr=False)
     """Other values no answer may quote (a proxy URL with credentials, a bearer token); the keys
     and the credentials in ``urls`` are never quoted in any case."""

@@ -47,6 +47,8 @@ class ProviderSpec:
     hint: str
     """How a user switches it on, for `doctor` and error messages; ``{setting}`` stands for the
     name of the value that does it (``ProvidersConfig.name_of``)."""
+    rps: float | None = None
+    """Requests per second the provider's entry plan allows, the default pace; None: unpaced."""
 
     @property
     def switch_parameter(self) -> str | None:
@@ -88,6 +90,7 @@ PROVIDERS: tuple[ProviderSpec, ...] = (
         needs="key",
         hint="Set {setting} to a Brave Search API key from https://brave.com/search/api/ "
         "(the free plan allows about 2,000 queries a month at 1 query per second).",
+        rps=1.0,
     ),
     ProviderSpec(
         "searxng",
@@ -233,6 +236,9 @@ def build_chain(
         state=state,
         mode=config.mode,
         fanout=config.fanout,
+        rps=config.rps,
+        daily_limits=config.daily_limits,
+        auth_cooldown=config.auth_cooldown,
     )
 
 
@@ -260,6 +266,10 @@ class LazyChain:
                 await anyio.to_thread.run_sync(provider_classes)
                 self._chain = build_chain(self._config, self._http, self._state)
             return self._chain
+
+    async def status(self) -> dict[str, dict[str, object]] | None:
+        """The chain's status (``SearchChain.status``); None before the first search built it."""
+        return None if self._chain is None else await self._chain.status()
 
     async def aclose(self) -> None:
         if self._chain is not None:

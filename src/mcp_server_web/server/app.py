@@ -83,6 +83,14 @@ def converters_of(server: MCPServer[Any]) -> ConversionPool | None:
 _CONVERTERS: weakref.WeakKeyDictionary[MCPServer[Any], ConversionPool] = weakref.WeakKeyDictionary()
 
 
+def search_of(server: MCPServer[Any]) -> LazyChain | None:
+    """The search chain of a running server built by build_server, for the health check."""
+    return _SEARCH.get(server)
+
+
+_SEARCH: weakref.WeakKeyDictionary[MCPServer[Any], LazyChain] = weakref.WeakKeyDictionary()
+
+
 def build_server(
     settings: Settings,
     *,
@@ -108,6 +116,7 @@ def build_server(
             # shared by replicas is chosen here and nowhere else).
             state: StateBackend = MemoryState()
             search = LazyChain(providers_config(settings), provider_http, state)
+            _SEARCH[server] = search
             # Nothing starts until the first render: a server that never renders never runs a browser.
             browser, no_browser = renderer(settings, fetcher)
             # Filled only when the operator listed providers: else no URL ever goes to a third party.

@@ -106,6 +106,9 @@ def providers_config(settings: Settings) -> ProvidersConfig:
         cache_ttl=settings.search_cache_ttl,
         mode=settings.search_mode,
         fanout=settings.search_fanout,
+        rps=dict(settings.provider_rps),
+        daily_limits=dict(settings.provider_daily_limits),
+        auth_cooldown=settings.auth_cooldown,
         secrets=tuple(secret for secret in (settings.proxy, settings.auth_token) if secret),
         names=_PROVIDER_SETTING_NAMES,
     )
@@ -115,7 +118,7 @@ def _provider_setting_names() -> dict[str, str]:
     """Each ProvidersConfig parameter by the environment variable that feeds it."""
     names = {ORDER_PARAMETER: OPTIONS_BY_ATTR["search_providers"].env}
     for option in OPTIONS:
-        if option.provider is not None:
+        if option.provider is not None and option.provider[1] in ("key", "url"):
             provider, which = option.provider
             names[key_parameter(provider) if which == "key" else url_parameter(provider)] = option.env
     return names

@@ -9,8 +9,10 @@ from mcp_server_web.state.memory import MemoryState
 from mcp_server_web.state.port import (
     CooldownBook,
     CooldownRecord,
+    Counters,
     Key,
     KeyValueStore,
+    Pacer,
     SingleFlight,
     StateBackend,
     StoreUsage,
@@ -19,9 +21,11 @@ from mcp_server_web.state.port import (
 __all__ = [
     "CooldownBook",
     "CooldownRecord",
+    "Counters",
     "Key",
     "KeyValueStore",
     "MemoryState",
+    "Pacer",
     "SingleFlight",
     "StateBackend",
     "StoreUsage",

@@ -13,6 +13,7 @@ synchronous caches it replaces did, so callers see no new interleavings.
 from __future__ import annotations
 
 import gc
+import math
 import sys
 import time
 from collections.abc import Awaitable, Callable, Hashable
@@ -199,6 +200,36 @@ class MemoryCooldowns:
         del self._records[name]
 
 
+class MemoryPacer:
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._next: dict[str, float] = {}
+
+    async def claim(self, name: str, interval: float, *, latest: float) -> float | None:
+        slot = max(self._clock(), self._next.get(name, -math.inf))
+        if slot > latest:
+            return None
+        self._next[name] = slot + interval
+        return slot
+
+
+class MemoryCounters:
+    def __init__(self) -> None:
+        # Only the latest period of each name is kept: earlier ones are never asked for again.
+        self._counts: dict[str, tuple[str, int]] = {}
+
+    async def take(self, name: str, period: str, limit: int | None) -> int | None:
+        count = await self.count(name, period)
+        if limit is not None and count >= limit:
+            return None
+        self._counts[name] = (period, count + 1)
+        return count + 1
+
+    async def count(self, name: str, period: str) -> int:
+        kept, count = self._counts.get(name, (period, 0))
+        return count if kept == period else 0
+
+
 class MemoryState:
     """State in this process: the default backend, and the one a single replica needs.
 
@@ -210,6 +241,8 @@ class MemoryState:
         self._stores: dict[str, MemoryStore] = {}
         self._flights: dict[str, MemoryFlight] = {}
         self._cooldowns: dict[str, MemoryCooldowns] = {}
+        self._pacers: dict[str, MemoryPacer] = {}
+        self._counters: dict[str, MemoryCounters] = {}
 
     def store(
         self, namespace: str, *, ttl: float, max_bytes: int | None = None, max_entries: int | None = None
@@ -227,6 +260,12 @@ class MemoryState:
 
     def cooldowns(self, namespace: str) -> MemoryCooldowns:
         return self._cooldowns.setdefault(namespace, MemoryCooldowns())
+
+    def pacer(self, namespace: str) -> MemoryPacer:
+        return self._pacers.setdefault(namespace, MemoryPacer(self._clock))
+
+    def counters(self, namespace: str) -> MemoryCounters:
+        return self._counters.setdefault(namespace, MemoryCounters())
 
     def now(self) -> float:
         return self._clock()

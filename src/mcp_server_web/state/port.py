@@ -8,6 +8,8 @@ Four kinds of state, all reached through one ``StateBackend``:
   bytes they keep (documents, responses, robots.txt rules) or by their number (search answers);
 - ``flight(namespace)``: single-flight, concurrent callers for one key share one piece of work;
 - ``cooldowns(namespace)``: per-name cooldown records, changed atomically (provider cooldowns);
+- ``pacer(namespace)``: per-name call slots, a given interval apart (provider pacing);
+- ``counters(namespace)``: per-name counts in a period (provider calls per UTC day);
 - ``now()``: the clock the times in those records are read on.
 
 A namespace names one body of state: two objects built for the same namespace of one backend
@@ -120,6 +122,26 @@ class CooldownBook(Protocol):
         """Forget name's record, unless a penalty numbered above unless_penalized_after changed it."""
 
 
+class Pacer(Protocol):
+    """Turns to call a name at most once per interval: each claim takes the next free slot."""
+
+    async def claim(self, name: str, interval: float, *, latest: float) -> float | None:
+        """Atomically take name's next slot (a time on ``StateBackend.now``, never before now) and
+        move the one after it ``interval`` later; None, taking nothing, when that slot is after
+        ``latest``."""
+
+
+class Counters(Protocol):
+    """Counts by name within a period (a UTC day, say), each period counted from zero."""
+
+    async def take(self, name: str, period: str, limit: int | None) -> int | None:
+        """Atomically count one more for name in period and return the new count; None, counting
+        nothing, when the count has reached limit already (None: no limit)."""
+
+    async def count(self, name: str, period: str) -> int:
+        """How many were counted for name in period."""
+
+
 class StateBackend(Protocol):
     """Where the state lives: the one object a composition root chooses and passes on."""
 
@@ -131,6 +153,10 @@ class StateBackend(Protocol):
     def flight(self, namespace: str) -> SingleFlight: ...
 
     def cooldowns(self, namespace: str) -> CooldownBook: ...
+
+    def pacer(self, namespace: str) -> Pacer: ...
+
+    def counters(self, namespace: str) -> Counters: ...
 
     def now(self) -> float:
         """Seconds on the clock that cooldown records are written and read on (shared by every
