@@ -17,7 +17,7 @@ from tests.server.conftest import fenced_text, text_of
 from tests.support.browser import browser_or_skip
 from tests.support.http_server import http_client, running_http_server
 from tests.support.netguard import QuickOrigin
-from tests.support.proctree import descendants
+from tests.support.proctree import descendants, living
 
 
 def _environment(browser: str | None) -> dict[str, str]:
@@ -25,18 +25,6 @@ def _environment(browser: str | None) -> dict[str, str]:
     if browser:
         env["MCP_WEB_BROWSER"] = browser
     return env
-
-
-def _living(pids: list[int]) -> list[int]:
-    living = []
-    for pid in pids:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            living.append(pid)
-    return living
 
 
 def _command(pid: int) -> bytes:
@@ -50,7 +38,7 @@ def _our_servers() -> list[int]:
     """Living servers started by this process (children running mcp_server_web)."""
     return [
         pid
-        for pid in _living(descendants(os.getpid()))
+        for pid in living(descendants(os.getpid()))
         if b"mcp_server_web" in _command(pid) and _parent(pid) == os.getpid()
     ]
 
@@ -61,9 +49,9 @@ def _parent(pid: int) -> int:
 
 def _wait_gone(pids: list[int], seconds: float = 10.0) -> list[int]:
     deadline = time.monotonic() + seconds
-    while _living(pids) and time.monotonic() < deadline:
+    while living(pids) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return _living(pids)
+    return living(pids)
 
 
 def _browser_processes(server_pid: int) -> list[int]:

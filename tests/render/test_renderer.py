@@ -10,7 +10,6 @@ import signal
 import socket
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
 
 import anyio
 import pytest
@@ -25,6 +24,7 @@ from tests.render import pages
 from tests.support.browser import browser_or_skip
 from tests.support.netguard import QuickOrigin
 from tests.support.origin import Reply, RequestContext
+from tests.support.proctree import living
 
 ALLOWED = (ipaddress.ip_network("127.0.0.1/32"),)
 
@@ -56,18 +56,6 @@ async def renderer() -> AsyncIterator[Renderer]:
 def origin() -> Iterator[QuickOrigin]:
     with QuickOrigin() as served:
         yield served
-
-
-def alive(pids: list[int]) -> list[int]:
-    living = []
-    for pid in pids:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            living.append(pid)
-    return living
 
 
 async def settled(condition: Callable[[], bool], seconds: float) -> None:
@@ -276,7 +264,7 @@ async def test_the_browser_is_started_afresh_after_its_render_allowance(origin: 
             pids.append(rendering.status().browser_pid)
         assert rendering.status().launches == 2
         assert pids[0] != pids[2]
-        assert alive(process_tree(pids[0]) if pids[0] else []) == []
+        assert living(process_tree(pids[0]) if pids[0] else []) == []
     finally:
         await rendering.aclose()
 
@@ -289,8 +277,8 @@ async def test_closing_the_renderer_leaves_no_browser_process(origin: QuickOrigi
     tree = process_tree(pid)
     assert len(tree) > 1
     await rendering.aclose()
-    await settled(lambda: not alive(tree), 5.0)
-    assert alive(tree) == []
+    await settled(lambda: not living(tree), 5.0)
+    assert living(tree) == []
 
 
 async def test_a_browser_holding_too_much_memory_is_started_afresh(origin: QuickOrigin) -> None:

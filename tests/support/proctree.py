@@ -33,6 +33,19 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def living(pids: list[int]) -> list[int]:
+    """The pids that are still running (a zombie, ended but not yet reaped, is not)."""
+    found = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            found.append(pid)
+    return found
+
+
 @dataclass(frozen=True)
 class TreeReading:
     processes: int
