@@ -519,6 +519,39 @@ def test_doctor_hides_a_url_it_cannot_parse_safely() -> None:
     assert "proxyuser" not in out.stdout and "pa55" not in out.stdout, out.stdout
 
 
+def test_doctor_keeps_only_bounded_known_figures_from_a_servers_healthz() -> None:
+    """What answers at the server's port is another process's text: doctor keeps known provider
+    names, whole counts and a short printable reason, and refuses an answer too large to read."""
+    hostile = {
+        "search": {
+            "brave": {
+                "calls_today": 3,
+                "daily_limit": 10,
+                "cooling_down": {"seconds": 60, "reason": "auth\x1b[2J\nrejected" + "x" * 5000},
+            },
+            "evil\nprovider": {"calls_today": 1},
+            "duckduckgo": {"calls_today": "lots"},
+            "tavily": {"calls_today": -4},
+        }
+    }
+    env = clean_env(BRAVE_API_KEY="k", TAVILY_API_KEY="t", MCP_WEB_SEARCH_PROVIDERS="brave,tavily,duckduckgo")
+    with Origin() as origin:
+        origin.serve("/healthz", json.dumps(hostile), content_type="application/json")
+        out = run_cli("doctor", env={**env, "MCP_WEB_TRANSPORT": "http", "MCP_WEB_PORT": str(origin.port)})
+        assert out.returncode == 0, out.stderr
+        lines = out.stdout.splitlines()
+        brave = next(line for line in lines if line.startswith("    brave: "))
+        assert brave.startswith("    brave: 3 of 10 call(s); not asked for another 60 s (auth [2J rejected")
+        assert "\x1b" not in out.stdout and len(brave) < 300
+        assert "evil" not in out.stdout
+        assert "    tavily: not reported" in lines and "    duckduckgo: not reported" in lines
+
+        origin.serve("/healthz", b"{" + b" " * (128 * 1024) + b"}", content_type="application/json")
+        out = run_cli("doctor", env={**env, "MCP_WEB_TRANSPORT": "http", "MCP_WEB_PORT": str(origin.port)})
+        assert out.returncode == 0, out.stderr
+        assert "answered with more than 65536 bytes" in out.stdout
+
+
 # --------------------------------------------------------------------------------------------
 # 15c. Bot-wall detection is linear in the window it scans
 # --------------------------------------------------------------------------------------------

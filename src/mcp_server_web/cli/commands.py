@@ -20,6 +20,7 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from mcp_server_web import __version__
+from mcp_server_web.cli.usage import ServerUsage, read_server_usage, usage_lines
 from mcp_server_web.config import KNOWN_PROVIDERS, Settings, key_env
 from mcp_server_web.errors import ConfigError
 from mcp_server_web.server.app import build_server
@@ -224,8 +225,20 @@ def _limits_of(settings: Settings, name: str) -> str:
     return f": {', '.join(limits)}" if limits else ""
 
 
+def _server_usage(settings: Settings) -> ServerUsage:
+    if settings.transport != "http":
+        return ServerUsage(
+            "",
+            {},
+            "as a stdio server keeps them in its own memory while it runs (an HTTP server "
+            "reports them at GET /healthz, where doctor reads them)",
+        )
+    return read_server_usage(settings)
+
+
 def doctor(settings: Settings, out: TextIO) -> None:
-    """Print what the server would run with; contacts nothing."""
+    """Print what the server would run with. The only thing it contacts is the running server these
+    settings describe, over HTTP on this machine, for today's search figures."""
     from mcp_server_web.providers import (
         PROVIDERS,
         chain_order,
@@ -274,11 +287,7 @@ def doctor(settings: Settings, out: TextIO) -> None:
             f"  {n}. {name} ({spec_named(name).title}){_limits_of(settings, name)}"
             for n, name in enumerate(chain, start=1)
         )
-        # doctor runs in a process of its own: it knows the limits, not what a server used.
-        lines.append(
-            "  Today's calls against these limits and any key benched after a 401/403 are held by the "
-            'running server (over HTTP: GET /healthz, under "search").'
-        )
+        lines.extend(usage_lines(settings, chain, _server_usage(settings)))
     else:
         lines.append(f"  none: web_search would fail with no_provider: {no_provider_message(searching)}")
     off = [name for name in KNOWN_PROVIDERS if name not in chain]
