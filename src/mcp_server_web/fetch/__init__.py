@@ -18,7 +18,7 @@ from mcp_server_web.fetch.browser.launch import (
     playwright_installed,
 )
 from mcp_server_web.fetch.browser.proxy import BrowserProxy
-from mcp_server_web.fetch.browser.renderer import RenderConfig, Renderer, RendererStatus
+from mcp_server_web.fetch.browser.renderer import RenderConfig, RenderedPage, Renderer, RendererStatus
 from mcp_server_web.fetch.config import FetchConfig
 from mcp_server_web.fetch.doc.charset import decode_text, without_controls
 from mcp_server_web.fetch.doc.sniff import ContentKind, classify, valid_media_type
@@ -75,6 +75,7 @@ __all__ = [
     "ReadThroughFailed",
     "RenderConfig",
     "RenderMode",
+    "RenderedPage",
     "Renderer",
     "RendererStatus",
     "Resolver",

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         SearchQuery,
         SearchResult,
     )
-    from mcp_server_web.providers.chain import SearchMode
+    from mcp_server_web.providers.chain import Attempt, SearchAnswer, SearchMode
     from mcp_server_web.providers.config import (
         ORDER_PARAMETER,
         ProvidersConfig,
@@ -46,6 +46,8 @@ _WHERE = {
     "PAGE_LIMIT": "base",
     "SAFESEARCH_LEVELS": "base",
     "SafeSearch": "base",
+    "Attempt": "chain",
+    "SearchAnswer": "chain",
     "SearchMode": "chain",
     "TIME_RANGES": "base",
     "TOPICS": "base",
@@ -75,11 +77,13 @@ __all__ = [
     "SAFESEARCH_LEVELS",
     "TIME_RANGES",
     "TOPICS",
+    "Attempt",
     "LazyChain",
     "LazyReadThrough",
     "ProviderSpec",
     "ProvidersConfig",
     "SafeSearch",
+    "SearchAnswer",
     "SearchMode",
     "SearchQuery",
     "SearchResult",
