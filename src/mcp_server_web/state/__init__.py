@@ -5,6 +5,7 @@ composition root chooses the backend (today ``MemoryState``) and passes it to th
 use only the port: they cannot tell which backend they have.
 """
 
+from mcp_server_web.state.codec import Codec, CorruptEntry, Unencodable, encode_key, key_text
 from mcp_server_web.state.memory import MemoryState
 from mcp_server_web.state.port import (
     CooldownBook,
@@ -19,8 +20,10 @@ from mcp_server_web.state.port import (
 )
 
 __all__ = [
+    "Codec",
     "CooldownBook",
     "CooldownRecord",
+    "CorruptEntry",
     "Counters",
     "Key",
     "KeyValueStore",
@@ -29,4 +32,7 @@ __all__ = [
     "SingleFlight",
     "StateBackend",
     "StoreUsage",
+    "Unencodable",
+    "encode_key",
+    "key_text",
 ]
