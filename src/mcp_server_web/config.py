@@ -398,6 +398,15 @@ OPTIONS: tuple[Option, ...] = (
         "seconds a provider whose key was rejected (401/403) is left out",
     ),
     Option(
+        "redis_url",
+        "MCP_WEB_REDIS_URL",
+        URL,
+        "Redis that replicas share state through (redis:// or rediss://, password in the URL)",
+        secret=True,
+        default_help="unset: state kept in this process's memory",
+    ),
+    Option("redis_prefix", "MCP_WEB_REDIS_PREFIX", TEXT, "prefix of every key this server writes in Redis"),
+    Option(
         "read_budget",
         "MCP_WEB_READ_BUDGET",
         SECONDS,
@@ -464,6 +473,8 @@ class Settings:
     provider_daily_limits: Mapping[str, int] = field(default_factory=dict, hash=False)
     """Calls per UTC day by provider (MCP_WEB_BRAVE_DAILY_LIMIT and the like)."""
     auth_cooldown: float = 3600.0
+    redis_url: str | None = field(default=None, repr=False)
+    redis_prefix: str = "mcp-web:"
     read_budget: float = 15.0
     safesearch: SafeSearch = "moderate"
     search_mode: SearchMode = "fallback"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 import threading
 import time
@@ -168,22 +167,24 @@ async def test_healthz_reports_todays_calls_and_a_benched_key(fakes: dict[str, F
         async with httpx.AsyncClient() as http:
             health = (await http.get(server.base + "/healthz", timeout=5)).json()
         # doctor, a process of its own with the same settings, reads the running server's figures.
-        doctor = subprocess.run(
-            [sys.executable, "-m", "mcp_server_web", "doctor"],
-            env={**os.environ, **env, "MCP_WEB_TRANSPORT": "http", "MCP_WEB_PORT": str(server.port)},
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        with anyio.fail_after(60):
+            doctor = await anyio.run_process(
+                [sys.executable, "-m", "mcp_server_web", "doctor"],
+                env={**os.environ, **env, "MCP_WEB_TRANSPORT": "http", "MCP_WEB_PORT": str(server.port)},
+                check=False,
+            )
+    stdout = doctor.stdout.decode()
     brave, duckduckgo = health["search"]["brave"], health["search"]["duckduckgo"]
     assert brave["calls_today"] == 1 and brave["rps"] == 1.0
     assert "BRAVE_API_KEY was rejected" in brave["cooling_down"]["reason"]
     assert duckduckgo == {"calls_today": 1, "daily_limit": 100, "rps": None}
     assert doctor.returncode == 0, doctor.stderr
-    assert f"Today (UTC), as the server at http://127.0.0.1:{server.port}/healthz counts them:" in doctor.stdout
+    assert (
+        f"Today (UTC), as the server at http://127.0.0.1:{server.port}/healthz counts them:" in doctor.stdout
+    )
     assert re.search(
         r"^    brave: 1 call\(s\); not asked for another \d+ s \(auth: BRAVE_API_KEY was rejected",
-        doctor.stdout,
+        stdout,
         re.M,
-    ), doctor.stdout
-    assert re.search(r"^    duckduckgo: 1 of 100 call\(s\)$", doctor.stdout, re.M), doctor.stdout
+    ), stdout
+    assert re.search(r"^    duckduckgo: 1 of 100 call\(s\)$", stdout, re.M), stdout

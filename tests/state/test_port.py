@@ -6,15 +6,31 @@ one more entry in BACKENDS, and must pass the same tests.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import anyio
 import pytest
 
-from mcp_server_web.state import CooldownRecord, MemoryState, StateBackend
+from mcp_server_web.server.shared_types import shared_types
+from mcp_server_web.state import Codec, CooldownRecord, MemoryState, StateBackend, redis_state
+from tests.support.redis_server import RedisServer, running_redis
 
-BackendFactory = Callable[[Callable[[], float]], StateBackend]
-BACKENDS: dict[str, BackendFactory] = {"memory": lambda clock: MemoryState(clock=clock)}
+BackendFactory = Callable[[Callable[[], float], pytest.FixtureRequest], StateBackend]
+
+
+def _redis(clock: Callable[[], float], request: pytest.FixtureRequest) -> StateBackend:
+    server: RedisServer = request.getfixturevalue("shared_redis")
+    # A prefix of its own per test: one redis-server serves the module, nothing leaks between tests.
+    return redis_state(
+        server.url, prefix=f"contract-{uuid.uuid4().hex[:8]}:", codec=Codec(shared_types()), clock=clock
+    )
+
+
+BACKENDS: dict[str, BackendFactory] = {
+    "memory": lambda clock, request: MemoryState(clock=clock),
+    "redis": _redis,
+}
 
 
 class Clock:
@@ -30,9 +46,17 @@ def clock() -> Clock:
     return Clock()
 
 
+@pytest.fixture(scope="module")
+def shared_redis() -> Iterator[RedisServer]:
+    with running_redis() as server:
+        yield server
+
+
 @pytest.fixture(params=sorted(BACKENDS))
-def backend(request: pytest.FixtureRequest, clock: Clock) -> StateBackend:
-    return BACKENDS[request.param](clock)
+async def backend(request: pytest.FixtureRequest, clock: Clock) -> AsyncIterator[StateBackend]:
+    made = BACKENDS[request.param](clock, request)
+    yield made
+    await made.aclose()
 
 
 # Key-value stores ---------------------------------------------------------------------------

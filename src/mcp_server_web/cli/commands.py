@@ -20,7 +20,7 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from mcp_server_web import __version__
-from mcp_server_web.cli.usage import ServerUsage, read_server_usage, usage_lines
+from mcp_server_web.cli.usage import ServerUsage, read_server_usage, read_shared_usage, usage_lines
 from mcp_server_web.config import KNOWN_PROVIDERS, Settings, key_env
 from mcp_server_web.errors import ConfigError
 from mcp_server_web.server.app import build_server
@@ -225,7 +225,10 @@ def _limits_of(settings: Settings, name: str) -> str:
     return f": {', '.join(limits)}" if limits else ""
 
 
-def _server_usage(settings: Settings) -> ServerUsage:
+def _server_usage(settings: Settings, chain: list[str]) -> ServerUsage:
+    if settings.redis_url is not None:
+        where = masked_url(settings.redis_url)
+        return anyio.run(read_shared_usage, settings, tuple(chain), f"the Redis at {where}")
     if settings.transport != "http":
         return ServerUsage(
             "",
@@ -287,7 +290,7 @@ def doctor(settings: Settings, out: TextIO) -> None:
             f"  {n}. {name} ({spec_named(name).title}){_limits_of(settings, name)}"
             for n, name in enumerate(chain, start=1)
         )
-        lines.extend(usage_lines(settings, chain, _server_usage(settings)))
+        lines.extend(usage_lines(settings, chain, _server_usage(settings, chain)))
     else:
         lines.append(f"  none: web_search would fail with no_provider: {no_provider_message(searching)}")
     off = [name for name in KNOWN_PROVIDERS if name not in chain]

@@ -1,10 +1,11 @@
 """Today's search calls and benched keys, as doctor shows them.
 
-doctor runs in a process of its own, and these figures are kept by the server that made the
-calls: in its memory by default, so they are read from that server's ``GET /healthz`` (over
-HTTP, on this machine's loopback, with a short deadline). What comes back is another process's
-text: it is size-bounded, parsed strictly, and only known provider names, whole numbers and a
-short printable reason are kept.
+doctor runs in a process of its own, and these figures are kept where the servers keep their
+state: in Redis when MCP_WEB_REDIS_URL is set (read there directly, as every replica counts
+them), else in the memory of the server that made the calls, so they are read from that
+server's ``GET /healthz`` (over HTTP, on this machine, with a short deadline). What comes back
+is another process's text: it is size-bounded, parsed strictly, and only known provider names,
+whole numbers and a short printable reason are kept.
 """
 
 from __future__ import annotations
@@ -77,7 +78,26 @@ def read_server_usage(settings: Settings, transport: httpx.BaseTransport | None 
                     return ServerUsage(url, {}, f"{url} answered with more than {MAX_HEALTH_BYTES} bytes")
     except httpx.HTTPError as exc:
         return ServerUsage(url, {}, f"no server answered at {url} ({type(exc).__name__})")
-    return ServerUsage(url, *parse_health(url, response.status_code, body))
+    return ServerUsage(f"the server at {url}", *parse_health(url, response.status_code, body))
+
+
+async def read_shared_usage(settings: Settings, names: tuple[str, ...], where: str) -> ServerUsage:
+    """Read today's figures from the Redis the replicas share (where: that Redis, as shown)."""
+    from mcp_server_web.providers import search_status
+    from mcp_server_web.server.compose import state_backend
+
+    state = state_backend(settings)
+    try:
+        status = await search_status(
+            state, names, rps=settings.provider_rps, daily_limits=settings.provider_daily_limits
+        )
+        answered = state.shared_status == "ok"
+    finally:
+        await state.aclose()
+    if not answered:
+        return ServerUsage(where, {}, f"{where} did not answer")
+    usage = {name: use for name, entry in status.items() if (use := _provider_use(entry)) is not None}
+    return ServerUsage(where, usage)
 
 
 def parse_health(url: str, status: int, body: bytes) -> tuple[dict[str, ProviderUse], str | None]:
@@ -121,7 +141,7 @@ def usage_lines(settings: Settings, chain: list[str], report: ServerUsage) -> li
     """doctor's lines on today's use of the providers in chain."""
     if report.unavailable is not None:
         return [f"  Today's calls and benched keys: not shown, {report.unavailable}."]
-    lines = [f"  Today (UTC), as the server at {report.source} counts them:"]
+    lines = [f"  Today (UTC), as {report.source} counts them:"]
     for name in chain:
         use = report.usage.get(name)
         if use is None:

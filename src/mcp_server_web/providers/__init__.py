@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         SearchQuery,
         SearchResult,
     )
-    from mcp_server_web.providers.chain import Attempt, SearchAnswer, SearchMode
+    from mcp_server_web.providers.chain import Attempt, SearchAnswer, SearchMode, search_status
     from mcp_server_web.providers.config import (
         ORDER_PARAMETER,
         ProvidersConfig,
@@ -67,6 +67,7 @@ _WHERE = {
     "spec_named": "registry",
     "why_unconfigured": "registry",
     "normalize_domain": "results",
+    "search_status": "chain",
 }
 
 __all__ = [
@@ -91,6 +92,7 @@ __all__ = [
     "key_parameter",
     "no_provider_message",
     "normalize_domain",
+    "search_status",
     "spec_named",
     "url_parameter",
     "why_unconfigured",

@@ -206,18 +206,7 @@ class SearchChain:
 
     async def status(self) -> dict[str, dict[str, object]]:
         """Each provider's use today, limits and cooldown (a benched key's included), for /healthz."""
-        usage = await self.limits.usage(self.order)
-        status: dict[str, dict[str, object]] = {}
-        for name, used in usage.items():
-            entry: dict[str, object] = {"calls_today": used.calls_today, "daily_limit": used.daily_limit}
-            entry["rps"] = used.rps
-            if (cooling := await self.cooldowns.remaining(name)) > 0:
-                entry["cooling_down"] = {
-                    "seconds": math.ceil(cooling),
-                    "reason": await self.cooldowns.reason(name),
-                }
-            status[name] = entry
-        return status
+        return await _status(self.limits, self.cooldowns, self.order)
 
     async def aclose(self) -> None:
         for provider in self._providers.values():
@@ -380,3 +369,31 @@ class SearchChain:
         may quote a provider) redacted and bounded."""
         stack = "".join(traceback.format_tb(exc.__traceback__))
         return f"{stack}{type(exc).__name__}: {self._redactor.quote(str(exc), REASON_LIMIT)}"
+
+
+async def _status(
+    limits: Limits, cooldowns: Cooldowns, names: tuple[str, ...]
+) -> dict[str, dict[str, object]]:
+    usage = await limits.usage(names)
+    status: dict[str, dict[str, object]] = {}
+    for name, used in usage.items():
+        entry: dict[str, object] = {"calls_today": used.calls_today, "daily_limit": used.daily_limit}
+        entry["rps"] = used.rps
+        if (cooling := await cooldowns.remaining(name)) > 0:
+            entry["cooling_down"] = {"seconds": math.ceil(cooling), "reason": await cooldowns.reason(name)}
+        status[name] = entry
+    return status
+
+
+async def search_status(
+    state: StateBackend,
+    names: tuple[str, ...],
+    *,
+    rps: Mapping[str, float] | None = None,
+    daily_limits: Mapping[str, int] | None = None,
+) -> dict[str, dict[str, object]]:
+    """What a chain over state would report in ``SearchChain.status``, read without a chain: for
+    a process of its own (doctor) looking at the state that servers share."""
+    return await _status(
+        Limits(state, rps=rps or {}, daily_limits=daily_limits or {}), Cooldowns(state), names
+    )

@@ -28,13 +28,19 @@ from mcp_server_web.fetch import (
 from mcp_server_web.providers import LazyChain
 from mcp_server_web.server import tools
 from mcp_server_web.server.capabilities import serve_only_what_exists
-from mcp_server_web.server.compose import fetch_config, providers_config, read_through, renderer
+from mcp_server_web.server.compose import (
+    fetch_config,
+    providers_config,
+    read_through,
+    renderer,
+    state_backend,
+)
 from mcp_server_web.server.http_request import HTTP_REQUEST_TOOL
 from mcp_server_web.server.middleware import ConcurrencyLimit, ToolSelection
 from mcp_server_web.server.prompts import PROMPTS
 from mcp_server_web.server.services import Services
 from mcp_server_web.server.toolspec import ToolSpec
-from mcp_server_web.state import MemoryState, StateBackend
+from mcp_server_web.state import StateBackend
 
 TOOLS: tuple[ToolSpec, ...] = (tools.WEB_SEARCH_TOOL, HTTP_REQUEST_TOOL, tools.WEB_FETCH_TOOL)
 """Every tool the server has, in the order of tools/list; MCP_WEB_TOOLS picks among them."""
@@ -89,6 +95,12 @@ def search_of(server: MCPServer[Any]) -> LazyChain | None:
 
 
 _SEARCH: weakref.WeakKeyDictionary[MCPServer[Any], LazyChain] = weakref.WeakKeyDictionary()
+_STATE: weakref.WeakKeyDictionary[MCPServer[Any], StateBackend] = weakref.WeakKeyDictionary()
+
+
+def state_of(server: MCPServer[Any]) -> StateBackend | None:
+    """The state backend of a running server (for /healthz); None before its lifespan started."""
+    return _STATE.get(server)
 
 
 def build_server(
@@ -112,9 +124,10 @@ def build_server(
             if "web_fetch" in settings.tools:
                 # The first page then finds a worker waiting, with the conversion stack imported.
                 background.start_soon(converters.warm_up)
-            # Where the caches, single-flight and cooldowns live: this process's memory (a backend
-            # shared by replicas is chosen here and nowhere else).
-            state: StateBackend = MemoryState()
+            # Where the caches, single-flight, cooldowns, pacing and budgets live: this process's
+            # memory, or Redis shared by the replicas (MCP_WEB_REDIS_URL).
+            state: StateBackend = state_backend(settings)
+            _STATE[server] = state
             search = LazyChain(providers_config(settings), provider_http, state)
             _SEARCH[server] = search
             # Nothing starts until the first render: a server that never renders never runs a browser.
@@ -144,6 +157,7 @@ def build_server(
                     await third_parties.aclose()
                 if browser is not None:
                     await browser.aclose()
+                await state.aclose()
 
     # In this order in tools/list.
     registered = [spec.to_tool() for spec in TOOLS if spec.name in settings.tools]

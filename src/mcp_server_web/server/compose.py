@@ -125,3 +125,15 @@ def _provider_setting_names() -> dict[str, str]:
 
 
 _PROVIDER_SETTING_NAMES = _provider_setting_names()
+
+
+def state_backend(settings: Settings) -> StateBackend:
+    """Where a server with these settings keeps the state replicas share: this process's memory,
+    or the Redis at MCP_WEB_REDIS_URL (its client imported only then)."""
+    from mcp_server_web.state import Codec, MemoryState, redis_state
+
+    if settings.redis_url is None:
+        return MemoryState()
+    from mcp_server_web.server.shared_types import shared_types
+
+    return redis_state(settings.redis_url, prefix=settings.redis_prefix, codec=Codec(shared_types()))

@@ -37,7 +37,7 @@ from mcp_server_web import __version__
 from mcp_server_web.config import Settings, is_loopback_host
 from mcp_server_web.errors import InvalidArgument
 from mcp_server_web.fetch import PoolStatus
-from mcp_server_web.server.app import converters_of, search_of
+from mcp_server_web.server.app import converters_of, search_of, state_of
 from mcp_server_web.server.listen import bind_listeners
 from mcp_server_web.server.middleware import TOOLS_QUERY_PARAMETER, parse_tool_selection
 
@@ -262,6 +262,12 @@ def build_http_app(server: MCPServer, settings: Settings, enabled_tools: Collect
             # Today's calls, limits and benched keys: only the running server knows them (doctor
             # runs in a process of its own).
             body["search"] = status
+        state = state_of(server)
+        if state is not None and (shared := state.shared_status) is not None:
+            # Degraded still serves every call (from this replica's memory): status, not readiness.
+            body["shared_state"] = shared
+            if shared != "ok" and readiness.ready:
+                body["status"] = "degraded"
         if converters is not None:
             body.update(converter_health(converters.status()))
             if body.get("degraded") and readiness.ready:

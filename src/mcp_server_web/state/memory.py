@@ -269,3 +269,10 @@ class MemoryState:
 
     def now(self) -> float:
         return self._clock()
+
+    @property
+    def shared_status(self) -> str | None:
+        return None
+
+    async def aclose(self) -> None:
+        return None

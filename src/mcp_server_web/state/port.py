@@ -161,3 +161,12 @@ class StateBackend(Protocol):
     def now(self) -> float:
         """Seconds on the clock that cooldown records are written and read on (shared by every
         replica of a shared backend; monotonic in memory)."""
+
+    @property
+    def shared_status(self) -> str | None:
+        """ "ok" while state is shared with other replicas, "degraded" while this replica answers
+        from its own memory because the shared backend failed; None for a backend that shares
+        nothing (memory)."""
+
+    async def aclose(self) -> None:
+        """Let go of connections (the server calls it once, at shutdown)."""

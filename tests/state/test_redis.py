@@ -1,0 +1,267 @@
+"""The Redis backend against a real redis-server on 127.0.0.1: what replicas share (two backends
+over one Redis stand for two replicas), and what happens when Redis is in trouble.
+
+The port's contract itself is checked for Redis by tests/state/test_port.py, like memory's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import pytest
+
+from mcp_server_web.fetch.types import FetchResponse
+from mcp_server_web.server.shared_types import shared_types
+from mcp_server_web.state import Codec, CooldownRecord, StateBackend, redis_state
+from tests.support.redis_server import RedisServer
+
+
+@asynccontextmanager
+async def replicas(
+    url: str, count: int = 2, *, prefix: str | None = None
+) -> AsyncIterator[list[StateBackend]]:
+    """count backends over one Redis and one prefix: what count replicas of a service share."""
+    prefix = prefix or f"test-{uuid.uuid4().hex[:8]}:"
+    made = [redis_state(url, prefix=prefix, codec=Codec(shared_types())) for _ in range(count)]
+    try:
+        yield made
+    finally:
+        for state in made:
+            await state.aclose()
+
+
+def response(url: str, body: bytes = b"<p>hello</p>") -> FetchResponse:
+    return FetchResponse(
+        url=url,
+        final_url=url,
+        status=200,
+        headers={"content-type": "text/html"},
+        media_type="text/html",
+        charset="utf-8",
+        body=body,
+    )
+
+
+# What replicas share ---------------------------------------------------------------------------
+
+
+async def test_an_entry_put_by_one_replica_is_read_by_another(redis_server: RedisServer) -> None:
+    async with replicas(redis_server.url) as (a, b):
+        store_a = a.store("fetch", ttl=60, max_bytes=1_000_000)
+        store_b = b.store("fetch", ttl=60, max_bytes=1_000_000)
+        page = response("http://127.0.0.1/article", body=bytes(range(256)) * 100)
+        assert await store_a.put(("response", page.url), page)
+        assert await store_b.get(("response", page.url)) == page
+        assert (await store_b.usage()).entries == 1
+
+
+async def test_the_byte_budget_holds_across_replicas(redis_server: RedisServer) -> None:
+    async with replicas(redis_server.url) as (a, b):
+        budget = 100_000
+        stores = [a.store("fetch", ttl=60, max_bytes=budget), b.store("fetch", ttl=60, max_bytes=budget)]
+        for n in range(20):
+            assert await stores[n % 2].put(("response", n), response(f"http://127.0.0.1/{n}", b"x" * 15_000))
+        usage = await stores[0].usage()
+        assert usage.bytes is not None and usage.bytes <= budget
+        kept = [n for n in range(20) if await stores[1].get(("response", n)) is not None]
+        assert kept == list(range(20 - len(kept), 20)) and 4 <= len(kept) < 20  # the newest, from both
+
+
+async def test_one_piece_of_work_for_callers_on_every_replica(redis_server: RedisServer) -> None:
+    async with replicas(redis_server.url, 3) as states:
+        flights = [state.flight("fetch.downloads") for state in states]
+        runs = 0
+
+        async def download() -> FetchResponse:
+            nonlocal runs
+            runs += 1
+            await anyio.sleep(0.3)
+            return response("http://127.0.0.1/same")
+
+        outcomes: list[tuple[FetchResponse, bool]] = []
+
+        async def call(n: int) -> None:
+            outcomes.append(await flights[n % 3].run(("download", "http://127.0.0.1/same"), download))
+
+        async with anyio.create_task_group() as tg:
+            for n in range(20):
+                tg.start_soon(call, n)
+        assert runs == 1
+        assert all(result == response("http://127.0.0.1/same") for result, _ in outcomes)
+        assert sorted(joined for _, joined in outcomes) == [False] + [True] * 19
+
+
+async def test_a_failed_piece_of_work_is_done_again_by_the_other_replica(redis_server: RedisServer) -> None:
+    async with replicas(redis_server.url) as (a, b):
+        started = anyio.Event()
+
+        async def fails() -> str:
+            started.set()
+            await anyio.sleep(0.2)
+            raise RuntimeError("origin answered 503")
+
+        async def works() -> str:
+            return "second try"
+
+        failure: list[BaseException] = []
+
+        async def on_a() -> None:
+            try:
+                await a.flight("f").run("k", fails)
+            except RuntimeError as exc:
+                failure.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(on_a)
+            await started.wait()
+            # B waits on A's lock, is told A failed (an exception cannot cross replicas), and works.
+            assert await b.flight("f").run("k", works) == ("second try", False)
+        assert len(failure) == 1
+
+
+async def test_a_penalty_seen_by_one_replica_cools_the_provider_for_another(
+    redis_server: RedisServer,
+) -> None:
+    async with replicas(redis_server.url) as (a, b):
+        now = a.now()
+        record = await a.cooldowns("search.cooldowns").penalize(
+            "brave",
+            lambda current, n: CooldownRecord(until=now + 60, strikes=1, reason="rate_limit", penalty=n),
+        )
+        seen = await b.cooldowns("search.cooldowns").get("brave")
+        assert seen == record and seen.until - b.now() > 55
+        assert await b.cooldowns("search.cooldowns").mark() == record.penalty
+        await b.cooldowns("search.cooldowns").clear("brave", unless_penalized_after=record.penalty - 1)
+        assert await a.cooldowns("search.cooldowns").get("brave") == record  # penalized after the mark
+        await b.cooldowns("search.cooldowns").clear("brave", unless_penalized_after=record.penalty)
+        assert await a.cooldowns("search.cooldowns").get("brave") is None
+
+
+async def test_pacing_turns_and_daily_counts_are_one_for_all_replicas(redis_server: RedisServer) -> None:
+    async with replicas(redis_server.url, 3) as states:
+        now = states[0].now()
+        slots = [
+            await states[n % 3].pacer("search.pacing").claim("brave", 1.0, latest=now + 100) for n in range(6)
+        ]
+        assert all(slot is not None for slot in slots)
+        gaps = [later - earlier for earlier, later in itertools.pairwise(slots)]  # type: ignore[operator]
+        assert all(abs(gap - 1.0) < 1e-3 for gap in gaps), gaps
+        counts = [
+            await states[n % 3].counters("search.calls").take("brave", "2026-11-24", 4) for n in range(6)
+        ]
+        assert counts == [1, 2, 3, 4, None, None]
+        assert await states[2].counters("search.calls").count("brave", "2026-11-24") == 4
+
+
+# Safe by default ----------------------------------------------------------------------------------
+
+
+async def test_keys_are_prefixed_and_hold_no_url_and_no_secret(redis_server: RedisServer) -> None:
+    secret_url = "http://127.0.0.1/private-path?token=SECRET-TOKEN"
+    async with replicas(redis_server.url, 1, prefix="team-a:") as (state,):
+        await state.store("fetch", ttl=60, max_bytes=1_000_000).put(
+            ("response", secret_url), response(secret_url)
+        )
+        await state.flight("fetch.downloads").run(("download", secret_url), lambda: _value("done"))
+        await state.counters("search.calls").take("brave", "2026-11-24", None)
+    keys = redis_server.keys()
+    assert keys and all(key.startswith(b"team-a:") for key in keys), keys
+    assert not any(b"private-path" in key or b"SECRET" in key or b"127.0.0.1" in key for key in keys), keys
+
+
+async def _value(value: str) -> str:
+    return value
+
+
+async def test_a_poisoned_or_oversized_entry_reads_as_a_miss(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with replicas(redis_server.url, 1, prefix="p:") as (state,):
+        store = state.store("fetch", ttl=60, max_bytes=50_000)
+        assert await store.put("page", "a snapshot id")
+        (entry,) = [key for key in redis_server.keys("p:fetch:e:*")]
+        redis_server.command("SET", entry, b"\x00not what we wrote" * 10)
+        with caplog.at_level(logging.WARNING):
+            assert await store.get("page") is None
+        assert "does not decode" in caplog.text
+        assert redis_server.keys("p:fetch:e:*") == []  # dropped, not read again
+
+        assert await store.put("page", "a snapshot id")
+        (entry,) = [key for key in redis_server.keys("p:fetch:e:*")]
+        redis_server.command("SET", entry, b"x" * 60_000)  # larger than this store keeps
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            assert await store.get("page") is None
+        assert "over the 50000 allowed" in caplog.text
+        assert state.shared_status == "ok"  # a bad entry is not a Redis outage
+
+
+# Trouble never fails a call ---------------------------------------------------------------------
+
+
+async def test_redis_stopped_and_started_again_every_call_succeeds(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with replicas(redis_server.url) as (a, b):
+        store_a, store_b = (s.store("fetch", ttl=60, max_bytes=1_000_000) for s in (a, b))
+        assert await store_a.put("before", "shared")
+        redis_server.stop()
+        with caplog.at_level(logging.WARNING):
+            for n in range(50):
+                started = time.monotonic()
+                assert await store_a.put(("during", n), f"local {n}")
+                assert await store_a.get(("during", n)) == f"local {n}"  # this replica's memory
+                assert await a.counters("search.calls").take("brave", "2026-11-24", None) is not None
+                assert time.monotonic() - started < 1.0
+        assert a.shared_status == "degraded"
+        warnings = [r for r in caplog.records if "Redis failed" in r.getMessage()]
+        assert len(warnings) == 1, [r.getMessage() for r in caplog.records]
+
+        redis_server.start()  # empty: a restart without persistence
+        with anyio.fail_after(10):
+            while a.shared_status != "ok":  # a call lets a due probe start, in the background
+                assert await store_a.get("anything") is None
+                await anyio.sleep(0.1)
+        assert "Redis answers again" in caplog.text
+        assert await store_a.put("after", "shared again")
+        assert await store_b.get("after") == "shared again"
+
+
+async def test_a_redis_that_never_answers_costs_each_call_one_short_deadline(
+    redis_server: RedisServer,
+) -> None:
+    async with replicas(redis_server.url, 1) as (state,):
+        store = state.store("fetch", ttl=60, max_bytes=1_000_000)
+        assert await store.put("k", "v")
+        redis_server.pause()  # accepts connections, answers nothing
+        try:
+            started = time.monotonic()
+            assert await store.get("k") is None  # not in this replica's memory: a miss, not a failure
+            first = time.monotonic() - started
+            started = time.monotonic()
+            for n in range(20):
+                assert await store.put(("k", n), "v")
+            rest = time.monotonic() - started
+        finally:
+            redis_server.resume()
+        assert 0.4 < first < 1.5  # the per-operation deadline (0.5 s), once
+        assert rest < 0.5  # then straight to memory while degraded
+        assert state.shared_status == "degraded"
+
+
+async def test_a_redis_out_of_memory_refuses_writes_and_calls_go_on(tmp_path: object) -> None:
+    from tests.support.redis_server import running_redis
+
+    with running_redis(maxmemory="2mb") as small:
+        async with replicas(small.url, 1) as (state,):
+            store = state.store("fetch", ttl=60, max_bytes=64 * 1024 * 1024)
+            for n in range(40):
+                assert await store.put(("big", n), response(f"http://127.0.0.1/{n}", b"x" * 200_000))
+                assert await store.get(("big", n)) is not None  # from Redis, or from memory once refused
+            assert state.shared_status == "degraded"  # writes refused: the probe's write fails too
