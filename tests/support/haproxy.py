@@ -5,6 +5,9 @@ changed for a test: it listens on a free 127.0.0.1 port, its servers are the giv
 (named mcp1, mcp2, ... in that order) instead of Docker's DNS names, and it has an admin socket
 in its temporary directory, which ``status()`` reads. Every response carries ``X-Served-By``,
 the name of the server that answered. haproxy runs in the foreground (-db) as a child process.
+
+Standard library only at import time: scripts/compose-smoke renders the configuration with the
+system python3 (``render_config``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.http_server import free_port
 from tests.support.services import service_or_skip
 
 DEPLOYED_CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "haproxy.cfg"
@@ -134,6 +136,8 @@ def running_haproxy(backend_ports: Sequence[int], *, balance: str = "roundrobin"
     """haproxy on a free 127.0.0.1 port in front of backend_ports (skips, or fails under
     MCP_WEB_REQUIRE_SERVICES=1, without haproxy). Returns once it listens; health checks may
     still be running (``wait_until_up``)."""
+    from tests.support.http_server import free_port  # the MCP SDK's httpx2, not needed above
+
     binary = service_or_skip("haproxy")
     with tempfile.TemporaryDirectory(prefix="haproxy-test-") as name:
         directory = Path(name)
