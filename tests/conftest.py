@@ -13,6 +13,7 @@ from tests.support.fakes.exa import FakeExa
 from tests.support.fakes.searxng import FakeSearxng
 from tests.support.fakes.tavily import FakeTavily
 from tests.support.origin import Origin
+from tests.support.redis_server import RedisServer, running_redis
 
 
 @pytest.fixture
@@ -32,3 +33,11 @@ def fakes() -> Iterator[dict[str, FakeProvider]]:
     }
     with running(made):
         yield made
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A redis-server of the test's own on a free 127.0.0.1 port, empty, never the machine's
+    service; skipped without redis-server (failed under MCP_WEB_REQUIRE_SERVICES=1)."""
+    with running_redis() as server:
+        yield server
