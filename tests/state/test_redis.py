@@ -185,15 +185,15 @@ async def test_a_poisoned_or_oversized_entry_reads_as_a_miss(
     async with replicas(redis_server.url, 1, prefix="p:") as (state,):
         store = state.store("fetch", ttl=60, max_bytes=50_000)
         assert await store.put("page", "a snapshot id")
-        (entry,) = [key for key in redis_server.keys("p:fetch:e:*")]
+        (entry,) = [key for key in redis_server.keys("p:fetch:*:e:*")]
         redis_server.command("SET", entry, b"\x00not what we wrote" * 10)
         with caplog.at_level(logging.WARNING):
             assert await store.get("page") is None
         assert "does not decode" in caplog.text
-        assert redis_server.keys("p:fetch:e:*") == []  # dropped, not read again
+        assert redis_server.keys("p:fetch:*:e:*") == []  # dropped, not read again
 
         assert await store.put("page", "a snapshot id")
-        (entry,) = [key for key in redis_server.keys("p:fetch:e:*")]
+        (entry,) = [key for key in redis_server.keys("p:fetch:*:e:*")]
         redis_server.command("SET", entry, b"x" * 60_000)  # larger than this store keeps
         caplog.clear()
         with caplog.at_level(logging.WARNING):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, TypeVar
 
 import anyio
@@ -36,8 +37,7 @@ LEASE_MS = 10_000
 RENEW_EVERY = LEASE_MS / 3000
 """Seconds between renewals of a live worker's lease."""
 RESULT_TTL_MS = 5_000
-"""How long a result stays readable: long enough for every waiter, and for a caller that took
-the lock just after the worker let it go (whose caller had not yet cached the result)."""
+"""How long a result stays readable by the waiters it was published to: they read it at once."""
 WAKE_CHECK = 1.0
 """Seconds a waiter listens before looking at the lock again (a publish lost to a reconnect)."""
 MAX_ROUNDS = 100
@@ -45,14 +45,16 @@ MAX_ROUNDS = 100
 MAX_RESULT = 32 * 1024 * 1024
 
 DONE, FAILED, RETRY = b"done", b"failed", b"retry"
+"""What a worker publishes when it lets go (followed by ":" and its token)."""
+QUIET, UNAVAILABLE = b"quiet", b"unavailable"
 
 # KEYS: lock; ARGV: token. Only the holder lets go.
-_RELEASE = """
+_RELEASE = """#!lua flags=allow-oom
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
 # KEYS: lock; ARGV: token, lease ms.
-_RENEW = """
+_RENEW = """#!lua flags=allow-oom
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 """
@@ -69,80 +71,86 @@ class RedisFlight:
         self._renew = client.register_script(_RENEW)
 
     async def run(self, key: Key, work: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
-        return await self._local.run(key, lambda: self._across_replicas(key, work))
+        (result, from_another_replica), joined = await self._local.run(
+            key, lambda: self._across_replicas(key, work)
+        )
+        return result, joined or from_another_replica
 
-    async def _across_replicas(self, key: Key, work: Callable[[], Awaitable[T]]) -> T:
+    async def _across_replicas(self, key: Key, work: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
+        """(result, True when another replica did the work)."""
         member = encode_key(key)
         lock, result_key, channel = (f"{self._prefix}{part}:{member}" for part in ("lock", "result", "done"))
-        token = secrets.token_hex(8)
+        token = secrets.token_hex(8).encode()
         for _ in range(MAX_ROUNDS):
-            state = await self._health.run(lambda: self._claim(lock, result_key, token), _unavailable)
-            if state == "unavailable":
-                return await work()
-            if isinstance(state, tuple):
-                result: T = state[0]
-                return result
-            if state == "mine":
-                return await self._work(work, lock, result_key, channel, token)
-            # Another replica works on it: wait to be woken, then look again.
-            woken = await self._health.run(lambda: self._wait(channel, lock), _unavailable)
-            if woken == "unavailable":
-                return await work()
-        return await work()
+            holder = await self._health.run(lambda: self._claim(lock, token), _unavailable)
+            if holder == UNAVAILABLE:
+                return await work(), False
+            if holder == token:
+                return await self._work(work, lock, result_key, channel, token), False
+            if not holder:
+                continue  # let go between our two looks: claim again
+            # Another replica works on it: wait until it is done, then take its result.
+            if await self._wait(channel, lock, holder) == DONE:
+                found = await self._health.run(partial(self._result_of, result_key, holder), _nothing)
+                if found is not None:
+                    result: T = found[0]
+                    return result, True
+            # It failed, was cancelled, died, or Redis failed: claim again (or work, without Redis).
+        return await work(), False
 
-    async def _claim(self, lock: str, result_key: str, token: str) -> tuple[Any] | str:
-        """("mine") the lock is ours, (result,) a fresh result is there, ("busy") someone works."""
+    async def _claim(self, lock: str, token: bytes) -> bytes:
+        """Our token when the lock is now ours, else its holder's (b"" when it was let go)."""
         if await self._client.set(lock, token, nx=True, px=LEASE_MS):
-            found = await self._fresh_result(result_key)
-            if found is None:
-                return "mine"
-            await self._release(keys=[lock], args=[token])
-            return found
-        found = await self._fresh_result(result_key)
-        return "busy" if found is None else found
+            return token
+        holder = await self._client.get(lock)
+        return holder if isinstance(holder, bytes) else b""
 
-    async def _fresh_result(self, result_key: str) -> tuple[Any] | None:
-        if (length := await self._client.strlen(result_key)) == 0 or length > MAX_RESULT:
+    async def _result_of(self, result_key: str, holder: bytes) -> tuple[Any] | None:
+        """The result holder left, or None (none, another worker's, too large, or corrupt)."""
+        length = await self._client.strlen(result_key)
+        if not len(holder) < length <= len(holder) + MAX_RESULT:
             return None
         data = await self._client.get(result_key)
-        if not isinstance(data, bytes):
+        if not isinstance(data, bytes) or not data.startswith(holder):
             return None
         try:
-            return (self._codec.decode(data, max_bytes=MAX_RESULT),)
+            return (self._codec.decode(data[len(holder) :], max_bytes=MAX_RESULT),)
         except CorruptEntry as exc:
             logger.warning("shared state: a flight's result does not decode (%s); doing the work", exc)
             return None
 
-    async def _wait(self, channel: str, lock: str) -> str:
-        """Listen on channel until woken or WAKE_CHECK passes; "gone" when nobody holds the lock."""
+    async def _wait(self, channel: str, lock: str, holder: bytes) -> bytes:
+        """Wait (up to WAKE_CHECK) for holder's word on channel: DONE, or another outcome."""
         pubsub = self._client.pubsub()
         try:
 
-            async def subscribe() -> str:
+            async def subscribe() -> bytes:
                 await pubsub.subscribe(channel)
-                # Subscribed first, then looked: a publish in between is not missed.
-                return "held" if await self._client.exists(lock) else "gone"
+                # Subscribed first, then looked: a word sent in between is not missed.
+                return b"" if await self._client.get(lock) == holder else DONE
 
-            state = await self._health.run(subscribe, _unavailable)
-            if state != "held":
-                return state
+            early = await self._health.run(subscribe, _unavailable)
+            if early != b"":
+                return early  # holder let go already (or Redis failed): look for its result
             with anyio.move_on_after(WAKE_CHECK):
                 try:
-                    while (
-                        await pubsub.get_message(ignore_subscribe_messages=True, timeout=WAKE_CHECK) is None
-                    ):
-                        pass
+                    while True:
+                        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=WAKE_CHECK)
+                        if message is None:
+                            continue
+                        outcome, _, sender = bytes(message.get("data", b"")).partition(b":")
+                        if sender == holder:
+                            return outcome
                 except (RedisError, OSError) as exc:
                     self._health.failed(exc)
-                    return "unavailable"
-                return "woken"
-            return "quiet"
+                    return UNAVAILABLE
+            return QUIET
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._health.timeout):
                 await pubsub.aclose()  # type: ignore[no-untyped-call]
 
     async def _work(
-        self, work: Callable[[], Awaitable[T]], lock: str, result_key: str, channel: str, token: str
+        self, work: Callable[[], Awaitable[T]], lock: str, result_key: str, channel: str, token: bytes
     ) -> T:
         outcome = RETRY
         done: dict[str, Any] = {}
@@ -164,35 +172,35 @@ class RedisFlight:
                 outcome = FAILED
                 raise done["error"]
             result: T = done["result"]
-            await self._share(result_key, result)
+            await self._share(result_key, result, token)
             outcome = DONE
             return result
         finally:
             with anyio.CancelScope(shield=True):
                 await self._health.run(lambda: self._let_go(lock, channel, token, outcome), _nothing)
 
-    async def _share(self, result_key: str, result: object) -> None:
+    async def _share(self, result_key: str, result: object, token: bytes) -> None:
         data = self._codec.encode(result)
         if len(data) > MAX_RESULT:
             return
 
         async def share() -> None:
-            await self._client.set(result_key, data, px=RESULT_TTL_MS)
+            await self._client.set(result_key, token + data, px=RESULT_TTL_MS)
 
         await self._health.run(share, _nothing)
 
-    async def _let_go(self, lock: str, channel: str, token: str, outcome: bytes) -> None:
+    async def _let_go(self, lock: str, channel: str, token: bytes, outcome: bytes) -> None:
         await self._release(keys=[lock], args=[token])
-        await self._client.publish(channel, outcome)
+        await self._client.publish(channel, outcome + b":" + token)
 
-    async def _keep_lease(self, lock: str, token: str) -> None:
+    async def _keep_lease(self, lock: str, token: bytes) -> None:
         while True:
             await anyio.sleep(RENEW_EVERY)
             await self._health.run(lambda: self._renew(keys=[lock], args=[token, LEASE_MS]), _nothing)
 
 
-async def _unavailable() -> str:
-    return "unavailable"
+async def _unavailable() -> bytes:
+    return UNAVAILABLE
 
 
 async def _nothing() -> None:

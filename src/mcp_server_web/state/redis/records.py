@@ -17,6 +17,7 @@ from redis.exceptions import WatchError
 from mcp_server_web.state.memory import MemoryCooldowns, MemoryCounters, MemoryPacer
 from mcp_server_web.state.port import CooldownRecord
 from mcp_server_web.state.redis.health import SharedHealth
+from mcp_server_web.state.redis.store import ADDS, FREES
 
 MAX_REASON = 500
 """Characters of a cooldown's reason kept when read back: what another writer stored is bounded."""
@@ -50,7 +51,9 @@ def _record_of(raw: bytes | str | None) -> CooldownRecord | None:
 
 
 # KEYS: records, penalties; ARGV: name, unless_penalized_after ('' for none)
-_CLEAR = """
+_CLEAR = (
+    FREES
+    + """
 if ARGV[2] ~= '' then
   local penalty = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
   if penalty and penalty > tonumber(ARGV[2]) then return 0 end
@@ -59,6 +62,7 @@ redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
 return 1
 """
+)
 
 
 class RedisCooldowns:
@@ -117,7 +121,9 @@ class RedisCooldowns:
 
 
 # KEYS: turns; ARGV: name, now, interval, latest. The slot taken (as text), or nil.
-_CLAIM = """
+_CLAIM = (
+    ADDS
+    + """
 local now, interval, latest = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local slot = now
 local taken = redis.call('HGET', KEYS[1], ARGV[1])
@@ -126,6 +132,7 @@ if slot > latest then return false end
 redis.call('HSET', KEYS[1], ARGV[1], string.format('%.6f', slot + interval))
 return string.format('%.6f', slot)
 """
+)
 
 
 class RedisPacer:
@@ -149,13 +156,16 @@ class RedisPacer:
 
 
 # KEYS: count; ARGV: limit ('' for none), ttl. The new count, or nil at the limit.
-_TAKE = """
+_TAKE = (
+    ADDS
+    + """
 local count = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 if ARGV[1] ~= '' and count >= tonumber(ARGV[1]) then return false end
 count = redis.call('INCR', KEYS[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return count
 """
+)
 
 
 class RedisCounters:

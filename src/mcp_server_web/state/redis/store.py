@@ -39,6 +39,12 @@ back larger than this (written by someone else) is dropped unread."""
 REDIS_TTL_SLACK_MS = 60_000
 """Redis keeps a value this much longer than our TTL: the replicas' clocks may differ a little."""
 
+# Scripts start with a shebang (Redis 7): one that may add data is refused whole when Redis is out
+# of memory (without it, a script that already deleted something would be let write past the
+# limit); one that only reads or deletes runs anyway, as deleting frees memory.
+ADDS = "#!lua\n"
+FREES = "#!lua flags=allow-oom\n"
+
 _HELPERS = """
 local order, meta, total, seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local prefix = ARGV[1]
@@ -70,7 +76,8 @@ end
 
 # ARGV: prefix, now, ttl, bound, hash, size, value, px
 _PUT = (
-    _HELPERS
+    ADDS
+    + _HELPERS
     + """
 local now, ttl, bound = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local member, size = ARGV[5], tonumber(ARGV[6])
@@ -94,7 +101,8 @@ return 1
 
 # ARGV: prefix, now, ttl, hash, max. A value, nil, or its length when it is over max.
 _GET = (
-    _HELPERS
+    FREES
+    + _HELPERS
     + """
 local now, ttl, member, max = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
 local _, at = info(member)
@@ -108,11 +116,12 @@ return redis.call('GET', prefix .. member)
 )
 
 # ARGV: prefix, hash
-_POP = _HELPERS + "drop(ARGV[2]) return 1"
+_POP = FREES + _HELPERS + "drop(ARGV[2]) return 1"
 
 # ARGV: prefix, now, ttl
 _USAGE = (
-    _HELPERS
+    FREES
+    + _HELPERS
     + """
 sweep(tonumber(ARGV[2]), tonumber(ARGV[3]))
 return {redis.call('ZCARD', order), tonumber(redis.call('GET', total) or '0')}
