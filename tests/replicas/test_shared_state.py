@@ -185,7 +185,7 @@ async def test_redis_stopped_mid_run_and_started_again_every_call_succeeds(
     assert [failed for failed, _, _ in outcomes] == [False] * 30, [o for o in outcomes if o[0]]
     assert {h["shared_state"] for h in health} == {"ok"}
     # After the restart the entries are in Redis again: a new replica's read would find them.
-    assert redis_server.keys("mcp-web:fetch:e:*")
+    assert redis_server.keys("mcp-web:fetch:*:e:*")
 
 
 async def test_a_replica_killed_mid_pagination_the_next_page_comes_from_another(
