@@ -5,9 +5,14 @@ haproxy with the shipped configuration, a real redis-server, an origin and provi
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -15,10 +20,11 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
+
 from tests.support.fakes.base import FakeProvider, Plan, sample_results
 from tests.support.haproxy import SERVED_BY
 from tests.support.origin import Origin, trickle
-from tests.support.redis_server import RedisServer
+from tests.support.redis_server import RedisServer, running_redis
 from tests.support.replicas import running_replicas
 from tests.support.samples import article_html
 
@@ -177,6 +183,12 @@ async def test_redis_stopped_mid_run_and_started_again_every_call_succeeds(
                 if n == 10:
                     redis_server.stop()
                 if n == 20:
+                    # Both replicas served calls without Redis: both say so, and still serve.
+                    during = [httpx2.get(f"{balancer.url}/healthz", timeout=5) for _ in range(2)]
+                    assert {
+                        (r.status_code, r.json()["shared_state"], r.json()["status"]) for r in during
+                    } == {(200, "degraded", "degraded")}
+                    assert len({r.headers[SERVED_BY] for r in during}) == 2
                     redis_server.start()
                     await anyio.sleep(2.5)  # a probe interval: the replicas find Redis again
                 result, replica = await web.call("web_fetch", {"url": url, "max_length": PAGE})
@@ -216,3 +228,99 @@ async def test_a_replica_killed_mid_pagination_the_next_page_comes_from_another(
     assert second.structured_content["cached"] is True  # type: ignore[index]
     assert origin.hits("/article") == 1
     assert re.sub(r"\s+", " ", text_of(second))
+
+
+def every_value(redis: RedisServer) -> bytes:
+    """Everything stored in redis, keys and values, as one blob to search."""
+    blob = b""
+    for key in redis.keys("*"):
+        kind = redis.command("TYPE", key)
+        if kind == "string":
+            value = redis.command("GET", key)
+        elif kind == "hash":
+            value = redis.command("HGETALL", key)
+        elif kind == "zset":
+            value = redis.command("ZRANGE", key, 0, -1)
+        else:
+            raise AssertionError(f"unexpected type {kind} of {key!r}")
+        blob += key + repr(value).encode()
+    return blob
+
+
+async def test_nothing_secret_reaches_redis_and_doctor_reads_the_cluster_figures(
+    fakes: dict[str, FakeProvider], origin: Origin
+) -> None:
+    """A password-protected Redis (its password in the URL, read from MCP_WEB_REDIS_URL_FILE);
+    provider keys, the bearer token, request headers and URLs are never written to it."""
+    fakes["brave"].fail("auth")
+    fakes["duckduckgo"].answer(sample_results(3))
+    url = origin.serve("/private/report", article_html(paragraphs=8)) + "?session=URL-SECRET"
+    with running_redis(password="redis-pass-secret") as redis, tempfile.TemporaryDirectory() as folder:
+        url_file = Path(folder) / "redis-url"
+        url_file.write_text(redis.url_with_password + "\n")
+        env = {
+            "MCP_WEB_REDIS_URL_FILE": str(url_file),
+            "MCP_WEB_LOG_LEVEL": "warning",
+            "BRAVE_API_KEY": "BRAVE-KEY-SECRET",
+            "MCP_WEB_BRAVE_URL": fakes["brave"].origin.base,
+            "MCP_WEB_DUCKDUCKGO_URL": fakes["duckduckgo"].origin.base,
+            "MCP_WEB_SEARCH_PROVIDERS": "brave,duckduckgo",
+            "MCP_WEB_DUCKDUCKGO_DAILY_LIMIT": "50",
+        }
+        with running_replicas(2, **env) as (balancer, _):
+            async with tracked(balancer.mcp_url) as web:
+                for n in range(3):
+                    result, _ = await web.call("web_search", {"query": f"secret query {n}"})
+                    assert not result.is_error, text_of(result)
+                fetched, _ = await web.call("web_fetch", {"url": url, "max_length": PAGE})
+                assert not fetched.is_error, text_of(fetched)
+            health = [httpx2.get(f"{balancer.url}/healthz", timeout=5).json() for _ in range(2)]
+            stored = every_value(redis)
+            redis_keys = redis.keys("*")
+        # doctor, with the same settings, reads today's figures where every replica counts them.
+        with anyio.fail_after(60):
+            doctor = await anyio.run_process(
+                [sys.executable, "-m", "mcp_server_web", "doctor"], env={**os.environ, **env}, check=False
+            )
+        stdout = doctor.stdout.decode()
+    assert {h["shared_state"] for h in health} == {"ok"}
+    assert b"search.calls" in stored and b"fetch" in stored  # the figures and the document are there
+    # Cached documents and answers hold their URL and query (that is what they are); key names
+    # do not, and no key, password or request header is stored anywhere.
+    names = b" ".join(redis_keys)
+    assert not any(
+        part in names for part in (b"URL-SECRET", b"/private/report", b"secret query", b"127.0.0.1")
+    )
+    leaked = [
+        part
+        for part in (b"BRAVE-KEY-SECRET", b"redis-pass", b"user-agent", b"authorization")
+        if part in stored
+    ]
+    assert leaked == []
+    assert doctor.returncode == 0, doctor.stderr
+    assert "redis-pass-secret" not in stdout
+    assert f"Today (UTC), as the Redis at redis://***@127.0.0.1:{redis.port}/0 counts them:" in stdout, stdout
+    assert re.search(
+        r"^    brave: 1 call\(s\); not asked for another \d+ s \(auth: BRAVE_API_KEY", stdout, re.M
+    )
+    assert re.search(r"^    duckduckgo: 3 of 50 call\(s\)$", stdout, re.M), stdout
+
+
+def test_doctor_says_when_the_shared_redis_does_not_answer() -> None:
+    env = {
+        **os.environ,
+        "MCP_WEB_REDIS_URL": "redis://127.0.0.1:9/0",
+        "MCP_WEB_SEARCH_PROVIDERS": "duckduckgo",
+    }
+    doctor = subprocess.run(
+        [sys.executable, "-m", "mcp_server_web", "doctor"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert doctor.returncode == 0, doctor.stderr
+    assert (
+        "  Today's calls and benched keys: not shown, the Redis at redis://127.0.0.1:9/0 did not answer."
+        in doctor.stdout
+    ), doctor.stdout
