@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import pytest
@@ -19,7 +20,9 @@ import pytest
 from mcp_server_web.fetch.types import FetchResponse
 from mcp_server_web.server.shared_types import shared_types
 from mcp_server_web.state import Codec, CooldownRecord, StateBackend, redis_state
-from tests.support.redis_server import RedisServer
+from tests.support.redis_server import RedisServer, restartable_port
+from tests.support.services import service_or_skip
+from tests.support.tls import Certificates, make_certificates
 
 
 @asynccontextmanager
@@ -265,3 +268,42 @@ async def test_a_redis_out_of_memory_refuses_writes_and_calls_go_on(tmp_path: ob
                 assert await store.put(("big", n), response(f"http://127.0.0.1/{n}", b"x" * 200_000))
                 assert await store.get(("big", n)) is not None  # from Redis, or from memory once refused
             assert state.shared_status == "degraded"  # writes refused: the probe's write fails too
+
+
+class TLSRedis(RedisServer):
+    """redis-server answering TLS on a second port (readiness is still asked on the plain one)."""
+
+    def __init__(self, binary: str, directory: Path, certificates: Certificates) -> None:
+        super().__init__(binary, directory)
+        self.certificates = certificates
+        self.tls_port = restartable_port()
+
+    def _config(self) -> str:
+        return super()._config() + "\n".join(
+            [
+                f"tls-port {self.tls_port}",
+                f"tls-cert-file {self.certificates.cert_file}",
+                f"tls-key-file {self.certificates.key_file}",
+                f"tls-ca-cert-file {self.certificates.ca_file}",
+                "tls-auth-clients no",
+                "",
+            ]
+        )
+
+
+async def test_rediss_with_the_servers_ca_shares_state_and_an_unknown_ca_degrades(tmp_path: Path) -> None:
+    certificates = make_certificates(tmp_path, "localhost")
+    server = TLSRedis(service_or_skip("redis-server"), tmp_path, certificates)
+    server.start()
+    try:
+        trusted = f"rediss://localhost:{server.tls_port}/0?ssl_ca_certs={certificates.ca_file}"
+        async with replicas(trusted) as (a, b):
+            assert await a.store("fetch", ttl=60, max_bytes=100_000).put("k", "over TLS")
+            assert await b.store("fetch", ttl=60, max_bytes=100_000).get("k") == "over TLS"
+            assert a.shared_status == "ok"
+        # Without our CA the certificate is not trusted: nothing is sent, calls go on in memory.
+        async with replicas(f"rediss://localhost:{server.tls_port}/0", 1) as (state,):
+            assert await state.store("fetch", ttl=60, max_bytes=100_000).put("k", "kept locally")
+            assert state.shared_status == "degraded"
+    finally:
+        server.stop()
