@@ -21,8 +21,10 @@ from mcp_server_web.state.redis.health import OPERATION_TIMEOUT, SharedHealth, S
 from mcp_server_web.state.redis.records import RedisCooldowns, RedisCounters, RedisPacer
 from mcp_server_web.state.redis.store import RedisStore
 
-MAX_CONNECTIONS = 64
-"""Connections to Redis at most, per replica: calls beyond them wait (within the deadline)."""
+MAX_CONNECTIONS = 128
+"""Connections to Redis at most, per replica. Each call in flight holds at most one at a time, and
+each caller waiting on another replica's work one more (its subscription): with the default 32
+calls at once that is under 64; one asked for beyond the bound waits, within the deadline."""
 
 LOCAL_NAMESPACES = frozenset({"robots"})
 """Kept in each replica's memory even with Redis: parsed robots.txt rules are a third-party
