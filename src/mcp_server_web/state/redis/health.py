@@ -3,9 +3,9 @@ Redis never fails a call.
 
 Each operation runs under a short deadline. When Redis errs or is slow, the operation is
 answered from this replica's memory instead, the backend is ``degraded``, and from then on
-operations go straight to memory (no time lost waiting on a dead server) while a probe in the
-background asks Redis again every few seconds. When a probe's write succeeds, operations go to
-Redis again. One warning per interval says it is degraded; one line says it is back.
+operations go straight to memory (no time lost waiting on a dead server) while a task in the
+background asks Redis again every few seconds, calls or none. When its write succeeds,
+operations go to Redis again. One warning per interval says it is degraded; one line says it is back.
 """
 
 from __future__ import annotations
@@ -55,7 +55,6 @@ class SharedHealth:
         self._warning_interval = warning_interval
         self._clock = clock
         self._degraded_since: float | None = None
-        self._next_probe = 0.0
         self._last_warning = -float("inf")
         self._probe: asyncio.Task[None] | None = None
         self.failures = 0
@@ -83,7 +82,7 @@ class SharedHealth:
         now = self._clock()
         if self._degraded_since is None:
             self._degraded_since = now
-            self._next_probe = now + self._probe_interval
+            self._recover()
         if now - self._last_warning >= self._warning_interval:
             self._last_warning = now
             logger.warning(
@@ -95,27 +94,31 @@ class SharedHealth:
             )
 
     def _usable(self) -> bool:
-        if self._degraded_since is None:
-            return True
-        if self._clock() >= self._next_probe and (self._probe is None or self._probe.done()):
-            self._next_probe = self._clock() + self._probe_interval
-            self._probe = asyncio.get_running_loop().create_task(self._try_again())
-        return False
+        return self._degraded_since is None
 
-    async def _try_again(self) -> None:
-        # A write, not a PING: a Redis out of memory still answers PING but refuses every write.
-        try:
-            with anyio.fail_after(self.timeout):
-                await self._client.set(self._probe_key, b"1", px=60_000)
-        except (RedisError, OSError, TimeoutError) as exc:
-            logger.debug("shared state: Redis still unavailable (%s)", type(exc).__name__)
-            return
-        since = self._degraded_since
-        self._degraded_since = None
-        if since is not None:
-            logger.warning(
-                "shared state: Redis answers again after %.1f s; sharing state again", self._clock() - since
-            )
+    def _recover(self) -> None:
+        """Ask Redis again every probe interval, in the background, until it answers: a replica
+        that gets no calls meanwhile is back to ``ok`` as soon as Redis is."""
+        if self._probe is None or self._probe.done():
+            self._probe = asyncio.get_running_loop().create_task(self._until_it_answers())
+
+    async def _until_it_answers(self) -> None:
+        while self._degraded_since is not None:
+            await asyncio.sleep(self._probe_interval)
+            # A write, not a PING: a Redis out of memory still answers PING but refuses every write.
+            try:
+                with anyio.fail_after(self.timeout):
+                    await self._client.set(self._probe_key, b"1", px=60_000)
+            except (RedisError, OSError, TimeoutError) as exc:
+                logger.debug("shared state: Redis still unavailable (%s)", type(exc).__name__)
+                continue
+            since = self._degraded_since
+            self._degraded_since = None
+            if since is not None:
+                logger.warning(
+                    "shared state: Redis answers again after %.1f s; sharing state again",
+                    self._clock() - since,
+                )
 
     async def aclose(self) -> None:
         if self._probe is not None:
