@@ -274,6 +274,8 @@ async def test_closing_the_renderer_leaves_no_browser_process(origin: QuickOrigi
     await rendering.render(origin.serve("/", "<p>rendered once</p>"))
     pid = rendering.status().browser_pid
     assert pid is not None
+    # Its helpers (zygote, renderer) may still be starting on a loaded machine: wait for them.
+    await settled(lambda: len(process_tree(pid)) > 1, 5.0)
     tree = process_tree(pid)
     assert len(tree) > 1
     await rendering.aclose()
