@@ -172,20 +172,24 @@ class RedisFlight:
                 outcome = FAILED
                 raise done["error"]
             result: T = done["result"]
-            await self._share(result_key, result, token)
+            await self._share(result_key, channel, result, token)
             outcome = DONE
             return result
         finally:
             with anyio.CancelScope(shield=True):
                 await self._health.run(lambda: self._let_go(lock, channel, token, outcome), _nothing)
 
-    async def _share(self, result_key: str, result: object, token: bytes) -> None:
-        data = self._codec.encode(result)
-        if len(data) > MAX_RESULT:
-            return
-
+    async def _share(self, result_key: str, channel: str, result: object, token: bytes) -> None:
         async def share() -> None:
-            await self._client.set(result_key, token + data, px=RESULT_TTL_MS)
+            # Written only when another replica waits (subscribed to the channel): most work has
+            # no waiter, and its result goes to the cache anyway; writing it twice doubled the
+            # bytes sent to Redis per download (bench/replicas.py).
+            ((_, waiting),) = await self._client.pubsub_numsub(channel)
+            if not waiting:
+                return
+            data = self._codec.encode(result)
+            if len(data) <= MAX_RESULT:
+                await self._client.set(result_key, token + data, px=RESULT_TTL_MS)
 
         await self._health.run(share, _nothing)
 
