@@ -822,6 +822,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--rounds", type=int, help="rounds, every other one in reverse order (default 2, quick 1)"
     )
+    parser.add_argument(
+        "--quiet-wait",
+        type=float,
+        help="seconds to wait at most, before starting, for other load under 15%% (default 120, quick 0)",
+    )
     parser.add_argument("--setups", default="A,B,C", help="which set-ups, a comma list of A, B, C")
     return parser.parse_args(argv)
 
@@ -848,6 +853,10 @@ def main(argv: list[str] | None = None) -> int:
         print("--setups must include A, the baseline the ratios are taken against", file=sys.stderr)
         return 2
     pages, pages_note = article_pages()
+    quiet_wait = args.quiet_wait if args.quiet_wait is not None else (0.0 if args.quick else 120.0)
+    busy_before, waited = (
+        env.wait_until_quiet(OTHER_LOAD_WARNING, quiet_wait) if quiet_wait > 0 else (None, 0)
+    )
     started = time.perf_counter()
     info: dict[str, Any] = {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -860,6 +869,8 @@ def main(argv: list[str] | None = None) -> int:
         },
         "machine": env.machine(),
         "quick": plan.quick,
+        "busy_before": busy_before,
+        "waited_for_quiet_s": waited,
     }
     print(f"replicas bench: {len(chosen)} set-ups, {plan.urls} URLs each ...", file=sys.stderr, flush=True)
     runs: dict[str, list[dict[str, Any]]] = {setup.label: [] for setup in chosen}
