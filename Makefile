@@ -41,7 +41,7 @@ load: $(BIN)/.installed
 	$(BIN)/python bench/load.py
 
 # One replica against two sharing a redis-server, behind haproxy (both from the machine's
-# packages: scripts/install-services); writes bench/results/replicas.json (~2-3 min).
+# packages: scripts/install-services); writes bench/results/replicas.json (~1.5-2.5 min).
 replicas: $(BIN)/.installed
 	$(BIN)/python bench/replicas.py
 
