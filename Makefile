@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 ARGS ?= --transport http --host 127.0.0.1 --port 8000
 
-.PHONY: run stdio test lint bench load inspector conformance clean
+.PHONY: run stdio test lint bench load replicas inspector conformance clean
 
 # On `make stdio` stdout is the MCP protocol channel from its first byte, first run included: the
 # set-up echoes no command (@) and sends all it prints to stderr. A client running make from
@@ -39,6 +39,11 @@ bench: $(BIN)/.installed
 # The HTTP service under load: 50 clients, 20,000 calls; writes bench/results/load.json.
 load: $(BIN)/.installed
 	$(BIN)/python bench/load.py
+
+# One replica against two sharing a redis-server, behind haproxy (both from the machine's
+# packages: scripts/install-services); writes bench/results/replicas.json (~1.5-2.5 min).
+replicas: $(BIN)/.installed
+	$(BIN)/python bench/replicas.py
 
 inspector:
 	scripts/install-inspector
