@@ -75,14 +75,12 @@ from suite.stats import median, percentile, ratio  # noqa: E402
 ensure_repo_on_path()
 import httpx2  # noqa: E402
 from mcp import Client  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp_types import CallToolResult  # noqa: E402
-from tests.support.haproxy import SERVED_BY  # noqa: E402
 from tests.support.http_server import RunningServer  # noqa: E402
 from tests.support.load import StderrDrain, machine_busy_seconds, status_kib  # noqa: E402
 from tests.support.origin import Origin  # noqa: E402
 from tests.support.redis_server import RedisServer, running_redis  # noqa: E402
-from tests.support.replicas import running_replicas  # noqa: E402
+from tests.support.replicas import noting_replicas, running_replicas  # noqa: E402
 from tests.support.services import find_service  # noqa: E402
 
 logger = logging.getLogger("bench.replicas")
@@ -326,16 +324,7 @@ class Tracked:
 
 @asynccontextmanager
 async def tracked(url: str) -> AsyncIterator[Tracked]:
-    served_by: list[str] = []
-
-    async def note(response: httpx2.Response) -> None:
-        if response.request.url.path == "/mcp" and response.request.method == "POST":
-            served_by.append(response.headers.get(SERVED_BY, "?"))
-
-    async with (
-        httpx2.AsyncClient(event_hooks={"response": [note]}, timeout=httpx2.Timeout(30, read=120)) as http,
-        Client(streamable_http_client(url, http_client=http, terminate_on_close=False)) as client,
-    ):
+    async with noting_replicas(url) as (client, served_by):
         yield Tracked(client, served_by)
 
 

@@ -18,14 +18,13 @@ from typing import Any
 import anyio
 import httpx2
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
 from tests.support.fakes.base import FakeProvider, Plan, sample_results
 from tests.support.haproxy import SERVED_BY
 from tests.support.origin import Origin, trickle
 from tests.support.redis_server import RedisServer, running_redis
-from tests.support.replicas import running_replicas
+from tests.support.replicas import noting_replicas, running_replicas
 from tests.support.samples import article_html
 
 PAGE = 1500
@@ -50,17 +49,20 @@ class Tracked:
 
 @asynccontextmanager
 async def tracked(url: str) -> AsyncIterator[Tracked]:
-    served_by: list[str] = []
-
-    async def record(response: httpx2.Response) -> None:
-        if response.request.url.path == "/mcp" and response.request.method == "POST":
-            served_by.append(response.headers.get(SERVED_BY, "?"))
-
-    async with (
-        httpx2.AsyncClient(event_hooks={"response": [record]}, timeout=httpx2.Timeout(30, read=60)) as http,
-        Client(streamable_http_client(url, http_client=http, terminate_on_close=False)) as client,
-    ):
+    async with noting_replicas(url, read_timeout=60) as (client, served_by):
         yield Tracked(client, served_by)
+
+
+def brave_then_duckduckgo(redis: RedisServer, fakes: dict[str, FakeProvider], **env: str) -> dict[str, str]:
+    """Replicas' settings: Brave first, DuckDuckGo after it, both at their fakes, state in redis."""
+    return shared(
+        redis,
+        BRAVE_API_KEY="brave-test-key",
+        MCP_WEB_BRAVE_URL=fakes["brave"].origin.base,
+        MCP_WEB_DUCKDUCKGO_URL=fakes["duckduckgo"].origin.base,
+        MCP_WEB_SEARCH_PROVIDERS="brave,duckduckgo",
+        **env,
+    )
 
 
 def text_of(result: CallToolResult) -> str:
@@ -128,13 +130,7 @@ async def test_a_429_seen_by_one_replica_cools_the_provider_for_the_others(
 ) -> None:
     fakes["brave"].schedule(lambda query, earlier: Plan("rate_limit", retry_after=600))
     fakes["duckduckgo"].answer(sample_results(3))
-    env = shared(
-        redis_server,
-        BRAVE_API_KEY="brave-test-key",
-        MCP_WEB_BRAVE_URL=fakes["brave"].origin.base,
-        MCP_WEB_DUCKDUCKGO_URL=fakes["duckduckgo"].origin.base,
-        MCP_WEB_SEARCH_PROVIDERS="brave,duckduckgo",
-    )
+    env = brave_then_duckduckgo(redis_server, fakes)
     with running_replicas(3, **env) as (balancer, _):
         async with tracked(balancer.mcp_url) as web:
             answers = [await web.call("web_search", {"query": f"query {n}"}) for n in range(6)]
@@ -152,15 +148,7 @@ async def test_a_daily_budget_counts_across_replicas(
 ) -> None:
     fakes["brave"].answer(sample_results(3))
     fakes["duckduckgo"].answer(sample_results(2))
-    env = shared(
-        redis_server,
-        BRAVE_API_KEY="brave-test-key",
-        MCP_WEB_BRAVE_URL=fakes["brave"].origin.base,
-        MCP_WEB_DUCKDUCKGO_URL=fakes["duckduckgo"].origin.base,
-        MCP_WEB_SEARCH_PROVIDERS="brave,duckduckgo",
-        MCP_WEB_BRAVE_DAILY_LIMIT="4",
-        MCP_WEB_BRAVE_RPS="100",
-    )
+    env = brave_then_duckduckgo(redis_server, fakes, MCP_WEB_BRAVE_DAILY_LIMIT="4", MCP_WEB_BRAVE_RPS="100")
     with running_replicas(2, **env) as (balancer, _):
         async with tracked(balancer.mcp_url) as web:
             answers = [await web.call("web_search", {"query": f"budget {n}"}) for n in range(7)]
