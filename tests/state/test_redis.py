@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -306,3 +307,27 @@ async def test_rediss_with_the_servers_ca_shares_state_and_an_unknown_ca_degrade
             assert state.shared_status == "degraded"
     finally:
         server.stop()
+
+
+@dataclass(frozen=True)
+class NotRegistered:
+    text: str
+
+
+async def test_a_type_the_registry_lacks_is_not_kept_and_fails_no_call(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with replicas(redis_server.url) as (a, b):
+        with caplog.at_level(logging.ERROR):
+            assert not await a.store("fetch", ttl=60, max_bytes=100_000).put("k", NotRegistered("x"))
+            # The work's result still reaches its caller; only other replicas cannot be handed it.
+            assert await a.flight("f").run("k", lambda: _value_of(NotRegistered("y"))) == (
+                NotRegistered("y"),
+                False,
+            )
+        assert "cannot store a NotRegistered" in caplog.text
+        assert a.shared_status == "ok" and await b.store("fetch", ttl=60, max_bytes=100_000).get("k") is None
+
+
+async def _value_of(value: NotRegistered) -> NotRegistered:
+    return value

@@ -23,7 +23,7 @@ import anyio
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from mcp_server_web.state.codec import Codec, CorruptEntry, encode_key
+from mcp_server_web.state.codec import Codec, CorruptEntry, Unencodable, encode_key
 from mcp_server_web.state.memory import MemoryFlight
 from mcp_server_web.state.port import Key
 from mcp_server_web.state.redis.health import SharedHealth
@@ -187,7 +187,13 @@ class RedisFlight:
             ((_, waiting),) = await self._client.pubsub_numsub(channel)
             if not waiting:
                 return
-            data = self._codec.encode(result)
+            try:
+                data = self._codec.encode(result)
+            except Unencodable as exc:
+                logger.error(
+                    "shared state: cannot pass a %s to other replicas (%s)", type(result).__name__, exc
+                )
+                return
             if len(data) <= MAX_RESULT:
                 await self._client.set(result_key, token + data, px=RESULT_TTL_MS)
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from mcp_server_web.state.codec import Codec, CorruptEntry, encode_key
+from mcp_server_web.state.codec import Codec, CorruptEntry, Unencodable, encode_key
 from mcp_server_web.state.memory import MemoryStore
 from mcp_server_web.state.port import Key, StoreUsage
 from mcp_server_web.state.redis.health import SharedHealth
@@ -188,11 +188,11 @@ class RedisStore:
 
     async def put(self, key: Key, value: Any, *, size: int | None = None) -> bool:
         member = encode_key(key)
-        data = self._codec.encode(value)
-        # A size the caller measured (``measure``, off the event loop) is what counts, as in memory.
-        counted = 1 if self.max_bytes is None else size if size is not None else self._size(member, data)
 
         async def shared() -> bool:
+            data = self._codec.encode(value)
+            # A size the caller measured (``measure``, off the event loop) is what counts, as in memory.
+            counted = 1 if self.max_bytes is None else size if size is not None else self._size(member, data)
             if len(data) > self._max_entry:
                 await self._pop(keys=self._keys, args=[self._entry_prefix, member])
                 return False
@@ -203,7 +203,13 @@ class RedisStore:
             )
             return bool(stored)
 
-        return await self._health.run(shared, lambda: self._local.put(key, value))
+        try:
+            return await self._health.run(shared, lambda: self._local.put(key, value))
+        except Unencodable as exc:
+            # A type the shared-types registry lacks: a bug to fix, never a failed call. Not kept,
+            # as a value too large is not (reads go to Redis, so memory would never be asked).
+            logger.error("shared state: cannot store a %s (%s); not kept", type(value).__name__, exc)
+            return False
 
     async def pop(self, key: Key) -> None:
         member = encode_key(key)
