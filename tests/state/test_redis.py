@@ -21,7 +21,8 @@ import pytest
 from mcp_server_web.fetch.types import FetchResponse
 from mcp_server_web.server.shared_types import shared_types
 from mcp_server_web.state import Codec, CooldownRecord, StateBackend, redis_state
-from tests.support.redis_server import RedisServer, restartable_port
+from tests.support.redis_server import RedisServer, restartable_port, running_redis
+from tests.support.responses import response
 from tests.support.services import service_or_skip
 from tests.support.tls import Certificates, make_certificates
 
@@ -40,18 +41,6 @@ async def replicas(
             await state.aclose()
 
 
-def response(url: str, body: bytes = b"<p>hello</p>") -> FetchResponse:
-    return FetchResponse(
-        url=url,
-        final_url=url,
-        status=200,
-        headers={"content-type": "text/html"},
-        media_type="text/html",
-        charset="utf-8",
-        body=body,
-    )
-
-
 # What replicas share ---------------------------------------------------------------------------
 
 
@@ -59,7 +48,7 @@ async def test_an_entry_put_by_one_replica_is_read_by_another(redis_server: Redi
     async with replicas(redis_server.url) as (a, b):
         store_a = a.store("fetch", ttl=60, max_bytes=1_000_000)
         store_b = b.store("fetch", ttl=60, max_bytes=1_000_000)
-        page = response("http://127.0.0.1/article", body=bytes(range(256)) * 100)
+        page = response(bytes(range(256)) * 100, url="http://127.0.0.1/article")
         assert await store_a.put(("response", page.url), page)
         assert await store_b.get(("response", page.url)) == page
         assert (await store_b.usage()).entries == 1
@@ -70,7 +59,9 @@ async def test_the_byte_budget_holds_across_replicas(redis_server: RedisServer) 
         budget = 100_000
         stores = [a.store("fetch", ttl=60, max_bytes=budget), b.store("fetch", ttl=60, max_bytes=budget)]
         for n in range(20):
-            assert await stores[n % 2].put(("response", n), response(f"http://127.0.0.1/{n}", b"x" * 15_000))
+            assert await stores[n % 2].put(
+                ("response", n), response(b"x" * 15_000, url=f"http://127.0.0.1/{n}")
+            )
         usage = await stores[0].usage()
         assert usage.bytes is not None and usage.bytes <= budget
         kept = [n for n in range(20) if await stores[1].get(("response", n)) is not None]
@@ -86,7 +77,7 @@ async def test_one_piece_of_work_for_callers_on_every_replica(redis_server: Redi
             nonlocal runs
             runs += 1
             await anyio.sleep(0.3)
-            return response("http://127.0.0.1/same")
+            return response("<p>hello</p>", url="http://127.0.0.1/same")
 
         outcomes: list[tuple[FetchResponse, bool]] = []
 
@@ -97,7 +88,7 @@ async def test_one_piece_of_work_for_callers_on_every_replica(redis_server: Redi
             for n in range(20):
                 tg.start_soon(call, n)
         assert runs == 1
-        assert all(result == response("http://127.0.0.1/same") for result, _ in outcomes)
+        assert all(result == response("<p>hello</p>", url="http://127.0.0.1/same") for result, _ in outcomes)
         assert sorted(joined for _, joined in outcomes) == [False] + [True] * 19
 
 
@@ -170,7 +161,7 @@ async def test_keys_are_prefixed_and_hold_no_url_and_no_secret(redis_server: Red
     secret_url = "http://127.0.0.1/private-path?token=SECRET-TOKEN"
     async with replicas(redis_server.url, 1, prefix="team-a:") as (state,):
         await state.store("fetch", ttl=60, max_bytes=1_000_000).put(
-            ("response", secret_url), response(secret_url)
+            ("response", secret_url), response("<p>hello</p>", url=secret_url)
         )
         await state.flight("fetch.downloads").run(("download", secret_url), lambda: _value("done"))
         await state.counters("search.calls").take("brave", "2026-11-24", None)
@@ -258,14 +249,12 @@ async def test_a_redis_that_never_answers_costs_each_call_one_short_deadline(
         assert state.shared_status == "degraded"
 
 
-async def test_a_redis_out_of_memory_refuses_writes_and_calls_go_on(tmp_path: object) -> None:
-    from tests.support.redis_server import running_redis
-
+async def test_a_redis_out_of_memory_refuses_writes_and_calls_go_on() -> None:
     with running_redis(maxmemory="2mb") as small:
         async with replicas(small.url, 1) as (state,):
             store = state.store("fetch", ttl=60, max_bytes=64 * 1024 * 1024)
             for n in range(40):
-                assert await store.put(("big", n), response(f"http://127.0.0.1/{n}", b"x" * 200_000))
+                assert await store.put(("big", n), response(b"x" * 200_000, url=f"http://127.0.0.1/{n}"))
                 assert await store.get(("big", n)) is not None  # from Redis, or from memory once refused
             assert state.shared_status == "degraded"  # writes refused: the probe's write fails too
 
