@@ -228,6 +228,18 @@ async def test_an_oversized_request_head_is_refused() -> None:
     assert head.startswith(b"HTTP/1.1 431 ")
 
 
+async def test_a_client_that_sends_nothing_is_answered_408() -> None:
+    quick = BrowserProxy(
+        policy=AddressPolicy(allow_cidrs=ALLOWED),
+        resolver=StubResolver(),
+        routes=ProxyRoutes(),
+        connect_timeout=0.2,
+    )
+    async with quick.session(max_bytes=1_000_000) as session:
+        head, _ = await exchange(session, b"")
+    assert head.startswith(b"HTTP/1.1 408 ")
+
+
 async def test_the_session_listener_closes_with_the_render() -> None:
     async with proxy().session(max_bytes=1_000_000) as session:
         port = int(session.url.rsplit(":", 1)[1])

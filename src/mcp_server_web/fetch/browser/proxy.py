@@ -145,8 +145,6 @@ class BrowserProxy:
                     pass  # either side hung up: the browser sees a closed connection
                 except anyio.DelimiterNotFound:
                     await _answer(client, 431, "request head too large")
-                except TimeoutError:
-                    await _answer(client, 408, "no request in time")
                 except Exception:  # a fault here must cost one connection, not the render
                     logger.exception("browser proxy connection failed")
                 finally:
@@ -154,8 +152,15 @@ class BrowserProxy:
 
     async def _relay(self, client: anyio.abc.SocketStream, session: ProxySession) -> None:
         reader = BufferedByteReceiveStream(client)
-        with anyio.fail_after(self._connect_timeout):
-            head = await reader.receive_until(b"\r\n\r\n", MAX_HEAD_BYTES)
+        try:
+            with anyio.fail_after(self._connect_timeout):
+                head = await reader.receive_until(b"\r\n\r\n", MAX_HEAD_BYTES)
+        except TimeoutError:
+            # Caught here, where only the head's deadline can raise it: in _serve it would be
+            # taken by the OSError clause (its base class), and later a socket's own ETIMEDOUT
+            # must not write an HTTP answer into an established tunnel.
+            await _answer(client, 408, "no request in time")
+            return
         request_line, _, header_block = head.partition(b"\r\n")
         parts = request_line.split(b" ")
         if len(parts) != 3:
