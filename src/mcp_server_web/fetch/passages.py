@@ -29,6 +29,7 @@ import html
 import math
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
@@ -42,11 +43,20 @@ PASSAGE_MIN = 300
 a one-line lead-in stays with its list, and a model is not handed a row of fragments."""
 HEADING_PATH_LIMIT = 300
 """Most characters of a heading path (a page can nest six levels of very long headings)."""
+HEADING_TEXT_LIMIT = 300
+"""Most characters of one heading's text; a longer heading is cut (with "…")."""
+HEADING_MARKUP_LIMIT = 4 * HEADING_TEXT_LIMIT
+"""Most characters of a heading's markup read for its text (link targets and tags take room)."""
 HEADING_WEIGHT = 2.0
 """How much a query word in a passage's heading path counts, against one in its text: a question
 that names a section finds that section's passages."""
 QUERY_TERMS_LIMIT = 64
 """Most distinct terms of a query that are ranked (a 400-character query holds fewer)."""
+_MANY_CANDIDATES = 16
+"""Candidates (words starting with a term's prefix) past one per this many characters of text are
+counted span by span in C rather than found one by one (see _passage_counts)."""
+_SAMPLE = 256 * 1024
+"""Characters of a document's start in which its candidates are counted to choose the way."""
 _K1 = 1.2
 _B = 0.75
 
@@ -62,17 +72,23 @@ STOP_WORDS = frozenset({
 # fmt: on
 
 _WORD = re.compile(r"\w+")
-_HEADING_LINE = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*(?:[ \t]#+)?[ \t]*$", re.MULTILINE)
+# Every pattern here runs in time linear in the text it scans: no two adjacent runs can take the
+# same characters (a heading pattern with `(.*?)[ \t]*(?:[ \t]#+)?[ \t]*$` took 42 s on one line of
+# 3,500 spaces), and a run never crosses the character that ends or restarts its construct (a
+# link's text stops at any bracket, a tag's body at any angle bracket), so a line of 50,000 "["
+# or "<" is one scan, not one scan per character.
+_HEADING_START = re.compile(r"^(#{1,6})[ \t]", re.MULTILINE)
 _FENCE_LINE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})(.*)$", re.MULTILINE)
 _GAP = re.compile(r"\n(?:[ \t]*\n)+")
 _CONTENT = re.compile(r"\S")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])[\"')\]]*\s+|\n")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+# A link's target may hold one level of balanced parentheses (Wikipedia's "Foo_(bar)").
+_LINK = re.compile(r"\[([^\[\]]*)\]\((?:[^()]|\([^()]*\))*\)")
 _EMPHASIS = re.compile(r"[*_`]+")
-_TAG = re.compile(r"<[^>]*>")
-_HTML_HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^<>]*>")
+_HTML_HEADING_TAG = re.compile(r"<(/?)h([1-6])\b[^<>]*>", re.IGNORECASE)
 _HTML_BLOCK_TAG = re.compile(
-    r"<(/?)(p|h[1-6]|pre|ul|ol|dl|table|blockquote|figure|li|div|section|article)\b[^>]*>", re.IGNORECASE
+    r"<(/?)(p|h[1-6]|pre|ul|ol|dl|table|blockquote|figure|li|div|section|article)\b[^<>]*>", re.IGNORECASE
 )
 _HTML_CONTAINERS = frozenset({"pre", "ul", "ol", "dl", "table", "blockquote", "figure"})
 _HTML_BLOCK_STARTS = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", *_HTML_CONTAINERS})
@@ -145,13 +161,28 @@ def outline(document: str, output_format: OutputFormat = "markdown") -> list[Out
 
 def _headings(document: str, output_format: OutputFormat, code: list[tuple[int, int]]) -> list[_Heading]:
     if output_format == "html":
-        return [
-            _Heading(int(match.group(1)), _html_text(match.group(2)), match.start(), match.end())
-            for match in _HTML_HEADING.finditer(document)
-        ]
+        return _html_headings(document)
     if output_format == "text":
         return []
     return _markdown_headings(document, code)
+
+
+def _html_headings(document: str) -> list[_Heading]:
+    """Each <hN> with the next </hN> that closes it; an <hN> left open gives way to the next one.
+
+    One pass over the heading tags (a lazy `<h1>(.*?)</h1>` scans to the end of the document from
+    every unclosed <h1>: 6 s for 50,000 characters of them).
+    """
+    headings: list[_Heading] = []
+    opened: re.Match[str] | None = None
+    for tag in _HTML_HEADING_TAG.finditer(document):
+        if not tag.group(1):
+            opened = tag
+        elif opened is not None and opened.group(2) == tag.group(2):
+            markup = document[opened.end() : min(tag.start(), opened.end() + HEADING_MARKUP_LIMIT)]
+            headings.append(_Heading(int(opened.group(2)), _html_text(markup), opened.start(), tag.end()))
+            opened = None
+    return headings
 
 
 def _code_ranges(document: str, output_format: OutputFormat) -> list[tuple[int, int]]:
@@ -184,21 +215,35 @@ def _inside(ranges: list[tuple[int, int]], position: int) -> bool:
 
 
 def _markdown_headings(document: str, code: list[tuple[int, int]]) -> list[_Heading]:
-    """The ATX heading lines outside fenced code."""
+    """The ATX heading lines outside fenced code: the opening #s and a space, then the text up to
+    the line's end, less an optional closing run of #s (CommonMark's rule), read with str methods."""
     headings = []
-    for match in _HEADING_LINE.finditer(document):
-        if not _inside(code, match.start()):
-            headings.append(_Heading(len(match.group(1)), _plain(match.group(2)), match.start(), match.end()))
+    for match in _HEADING_START.finditer(document):
+        if _inside(code, match.start()):
+            continue
+        line_end = document.find("\n", match.end())
+        line_end = len(document) if line_end == -1 else line_end
+        text = document[match.end() : line_end].strip(" \t")
+        closed = text.rstrip("#")
+        if closed != text and (not closed or closed[-1] in " \t"):
+            text = closed.rstrip(" \t")
+        headings.append(
+            _Heading(len(match.group(1)), _plain(text[:HEADING_MARKUP_LIMIT]), match.start(), line_end)
+        )
     return headings
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= HEADING_TEXT_LIMIT else text[: HEADING_TEXT_LIMIT - 1] + "…"
 
 
 def _plain(markdown: str) -> str:
     """A heading's words without link targets and emphasis marks."""
-    return " ".join(_EMPHASIS.sub("", _LINK.sub(r"\1", markdown)).split())
+    return _bounded(" ".join(_EMPHASIS.sub("", _LINK.sub(r"\1", markdown)).split()))
 
 
 def _html_text(fragment: str) -> str:
-    return " ".join(html.unescape(_TAG.sub(" ", fragment)).split())
+    return _bounded(" ".join(html.unescape(_TAG.sub(" ", fragment)).split()))
 
 
 def _blocks(
@@ -360,44 +405,82 @@ def _matcher(terms: list[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w)(?:{alternatives})\w*", re.IGNORECASE)
 
 
-def _term_hits(
-    text: str, terms: list[str], index: dict[str, int], pattern: re.Pattern[str]
-) -> Iterator[tuple[int, int]]:
-    """(offset, term) of each word of text whose stem is a query term.
+def _passage_counts(
+    text: str, spans: list[_Span], terms: list[str], index: dict[str, int], pattern: re.Pattern[str]
+) -> list[dict[int, int]]:
+    """For each span, how often each query term occurs as the stem of a word that starts in it.
 
-    str.find over the lower-cased text finds the candidates several times faster than a regular
-    expression scan of 1 MB; where lower-casing changes the text's length (a few letters, such as
-    "İ", lower to two characters) offsets would shift, so the pattern scans the text instead.
+    Two ways to the same counts, chosen by how many candidates (words that start with a term's
+    prefix) the start of the text holds, counted by str.count in C before any Python loop runs.
+    Few (the usual query's words): str.find jumps from candidate to candidate, several times
+    faster than a regular expression scan. Many (one- and two-letter terms find most words of a
+    page): one Python step per candidate would be millions of them on a large page (4.8 s on
+    9 MB), so each span's candidates are collected by the pattern and counted in C, and Python
+    sees each distinct word of a span once.
     """
-    stems: dict[str, int | None] = {}  # each distinct word found, lower-cased, to its term
     lowered = text.lower()
     if len(lowered) != len(text):
-        for match in pattern.finditer(text):
-            word = match.group().lower()
-            if word not in stems:
-                stems[word] = index.get(stem(word))
-            found = stems[word]
-            if found is not None:
-                yield match.start(), found
-        return
-    candidates: set[int] = set()
-    for prefix in {term[:-1] if len(term) > 3 else term for term in terms}:
+        # A few letters (such as "İ") lower to two characters: offsets into the lowered text would
+        # shift, so the case-blind pattern scans the text itself.
+        return _counts_by_span(text, spans, _TermOf(index), pattern)
+    prefixes = {term[:-1] if len(term) > 3 else term for term in terms}
+    sample = min(len(lowered), _SAMPLE)
+    if sum(lowered.count(prefix, 0, sample) for prefix in prefixes) * _MANY_CANDIDATES > sample:
+        # On the lowered text the pattern need not ignore case, which makes its scan twice as fast.
+        return _counts_by_span(lowered, spans, _TermOf(index), re.compile(pattern.pattern))
+    return _counts_by_find(lowered, spans, prefixes, _TermOf(index))
+
+
+class _TermOf:
+    """A word's query term (its index, -1 for none), each distinct word stemmed once."""
+
+    def __init__(self, index: dict[str, int]) -> None:
+        self._index = index
+        self._known: dict[str, int] = {}
+
+    def __call__(self, word: str) -> int:
+        found = self._known.get(word)
+        if found is None:
+            found = self._known[word] = self._index.get(stem(word.lower()), -1)
+        return found
+
+
+def _counts_by_span(
+    text: str, spans: list[_Span], term_of: _TermOf, pattern: re.Pattern[str]
+) -> list[dict[int, int]]:
+    counts: list[dict[int, int]] = [{} for _ in spans]
+    for found, span in zip(counts, spans, strict=True):
+        for word, times in Counter(pattern.findall(text, span.start, span.end)).items():
+            term = term_of(word)
+            if term >= 0:
+                found[term] = found.get(term, 0) + times
+    return counts
+
+
+def _counts_by_find(
+    lowered: str, spans: list[_Span], prefixes: set[str], term_of: _TermOf
+) -> list[dict[int, int]]:
+    counts: list[dict[int, int]] = [{} for _ in spans]
+    starts = [span.start for span in spans]
+    for prefix in prefixes:
         position = lowered.find(prefix)
         while position != -1:
+            number = bisect_right(starts, position) - 1
             before = lowered[position - 1] if position else " "
-            if not (before.isalnum() or before == "_"):
-                candidates.add(position)
+            if number >= 0 and position < spans[number].end and not (before.isalnum() or before == "_"):
+                word = _WORD.match(lowered, position, spans[number].end)
+                # A shorter prefix finds the words a longer one does: each word is counted once, by
+                # the longest prefix it starts with (the one the pattern's alternation takes).
+                if word is not None and _longest(prefixes, word.group()) == prefix:
+                    term = term_of(word.group())
+                    if term >= 0:
+                        counts[number][term] = counts[number].get(term, 0) + 1
             position = lowered.find(prefix, position + 1)
-    for position in sorted(candidates):
-        word_match = _WORD.match(lowered, position)
-        if word_match is None:
-            continue
-        word = word_match.group()
-        if word not in stems:
-            stems[word] = index.get(stem(word))
-        found = stems[word]
-        if found is not None:
-            yield position, found
+    return counts
+
+
+def _longest(prefixes: set[str], word: str) -> str:
+    return max((prefix for prefix in prefixes if word.startswith(prefix)), key=len)
 
 
 def _counts(pattern: re.Pattern[str], text: str, index: dict[str, int]) -> dict[int, int]:
@@ -432,11 +515,7 @@ def rank_passages(
     index = {term: position for position, term in enumerate(terms)}
     pattern = _matcher(terms)
     scan = _TAG.sub(lambda tag: " " * len(tag.group()), document) if output_format == "html" else document
-    starts = [span.start for span in spans]
-    body: list[dict[int, int]] = [{} for _ in spans]
-    for position, term in _term_hits(scan, terms, index, pattern):
-        counts = body[bisect_right(starts, position) - 1]
-        counts[term] = counts.get(term, 0) + 1
+    body = _passage_counts(scan, spans, terms, index, pattern)
     paths = _heading_paths(headings)
     in_heading = [_counts(pattern, path, index) for path in paths]
     document_frequency = [0] * len(terms)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from http import HTTPStatus
+from typing import Any
 
 import anyio
 
@@ -27,6 +28,7 @@ from mcp_server_web.errors import (
     BotProtected,
     ChallengePage,
     ExtractionFailed,
+    FetchTimeout,
     HTTPStatusError,
     InvalidArgument,
     RenderUnavailable,
@@ -41,6 +43,7 @@ from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.fetch.net.robots import ROBOTS_TIMEOUT, RobotsPolicy
 from mcp_server_web.fetch.net.urls import parse_url
 from mcp_server_web.fetch.pages import Page, slice_page
+from mcp_server_web.fetch.passages import OutlineEntry, Passage
 from mcp_server_web.fetch.readthrough import ExtractedText, ReadThrough, ReadThroughFailed
 from mcp_server_web.fetch.types import (
     SNAPSHOT_LENGTH,
@@ -63,6 +66,10 @@ ProgressReporter = Callable[[float, str], Awaitable[None]]
 _DOWNLOAD_SHARE = 0.8
 # What a conversion worker runs (named, so only the workers import the conversion stack).
 CONVERSION_JOB = "mcp_server_web.fetch.snapshot:convert_identified"
+# Focused reading runs in the same workers: a large page and a query of one-letter words cost
+# seconds of CPU, which on the event loop would hold up every other call and the health check.
+RANKING_JOB = "mcp_server_web.fetch.passages:rank_passages"
+OUTLINE_JOB = "mcp_server_web.fetch.passages:outline"
 # A PDF gets at most this share of the fetch time limit for its text extraction.
 _PDF_TIME_SHARE = 0.5
 # FetchConfig.cache_max_bytes bounds all the fetch path caches together: robots.txt rules get this
@@ -181,6 +188,34 @@ class FetchService:
                 "current version from the start."
             )
         return FetchedPage(document, slice_page(document.text, start_index, max_length), cached)
+
+    async def rank_passages(self, document: Document, query: str, *, max_chars: int) -> list[Passage]:
+        """The passages of document most relevant to query (see passages.rank_passages), worked
+        out in a conversion worker within the fetch time limit."""
+        passages: list[Passage] = await self._focus(
+            document, "finding the passages for this query in", RANKING_JOB, document.text, query,
+            max_chars=max_chars, output_format=document.format,
+        )  # fmt: skip
+        return passages
+
+    async def outline(self, document: Document) -> list[OutlineEntry]:
+        """document's headings with their sections' extents (see passages.outline), worked out in
+        a conversion worker within the fetch time limit."""
+        entries: list[OutlineEntry] = await self._focus(
+            document, "listing the headings of", OUTLINE_JOB, document.text, document.format
+        )
+        return entries
+
+    async def _focus(self, document: Document, doing: str, job: str, *args: object, **kwargs: object) -> Any:
+        try:
+            # Past the limit (or when the caller goes away) the worker is killed, as for a conversion.
+            with anyio.fail_after(self._config.timeout):
+                return await self._converters.run(job, *args, **kwargs)
+        except TimeoutError:
+            raise FetchTimeout(
+                f"{doing} the {document.total_length}-character document at {document.final_url} took "
+                f"longer than {self._config.timeout:g} seconds; read it by pages with start_index instead."
+            ) from None
 
     async def _document(
         self, url: str, mode: _Mode, refresh: bool, progress: ProgressReporter

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import anyio
 
 from mcp_server_web.errors import WebToolError
-from mcp_server_web.fetch import FetchService, Passage, rank_passages
+from mcp_server_web.fetch import FetchService, Passage
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +61,10 @@ async def _read(fetch: FetchService, url: str, query: str) -> Read:
         fetched = await fetch.fetch_page(url)
     except WebToolError as error:
         return Read(error=ReadFailure(error.code, error.message))
-    passages = rank_passages(fetched.document.text, query, max_chars=READ_CONTENT_LIMIT)
+    try:
+        passages = await fetch.rank_passages(fetched.document, query, max_chars=READ_CONTENT_LIMIT)
+    except WebToolError as error:
+        return Read(error=ReadFailure(error.code, error.message))
     if not passages:
         # Nothing in the page matches the query's words: its opening is the best guess.
         return Read(content=fetched.document.text[:READ_CONTENT_LIMIT])

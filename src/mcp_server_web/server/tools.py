@@ -31,9 +31,7 @@ from mcp_server_web.fetch import (
     OutputFormat,
     Passage,
     RenderMode,
-    rank_passages,
 )
-from mcp_server_web.fetch import outline as document_outline
 from mcp_server_web.providers import PAGE_LIMIT, TIME_RANGES, TOPICS, SearchQuery, SearchResult
 from mcp_server_web.server.advice import advised
 from mcp_server_web.server.arguments import as_bool, as_choice, as_code, as_domains, as_int, as_text
@@ -432,7 +430,7 @@ async def read_page(
         else []
     )
     if query is not None:
-        passages = rank_passages(document.text, query, max_chars=max_length, output_format=document.format)
+        passages = await services.fetch.rank_passages(document, query, max_chars=max_length)
         body, footer = passages_text(passages, document.final_url, document.total_length, document.snapshot)
         text = "\n\n".join(part for part in [body, *notes, footer] if part)
         output = _fetch_output(document, result.cached, page)
@@ -453,7 +451,7 @@ async def read_page(
             }
         )
     if outline:
-        entries = document_outline(document.text, document.format)
+        entries = await services.fetch.outline(document)
         shown_entries, listing = outline_listing(entries, max_length)
         body, footer = outline_text(
             entries, shown_entries, listing, document.final_url, document.format, document.snapshot
