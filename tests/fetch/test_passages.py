@@ -6,7 +6,6 @@ import math
 import re
 import time
 from collections.abc import Callable
-from random import Random
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +14,7 @@ from hypothesis import strategies as st
 from mcp_server_web.fetch import OutlineEntry, Passage, outline, rank_passages
 from mcp_server_web.fetch import passages as passages_module
 from mcp_server_web.fetch.passages import HEADING_TEXT_LIMIT, query_terms
+from tests.support.samples import SHORT_WORDS_QUERY, english_like
 
 GUIDE = """\
 # Widget guide
@@ -327,32 +327,11 @@ def test_a_query_of_every_letter_and_digit_on_a_megabyte_in_bounded_cpu_time() -
     assert elapsed < 3.0, elapsed
 
 
-COMMON_WORDS = (
-    "the of and a to in is it you that he was for on are with as i his they be at one have this from or "
-    "had by hot word but what some we can out other were all there when up use your how said an each she "
-    "which do their time if will way about many then them write would like so these her long make thing "
-    "see him two has look more day could go come did number sound no most people"
-)
-
-
-def english_like(length: int) -> str:
-    """Markdown of about length characters whose words have English's common first letters."""
-    words = COMMON_WORDS.split()
-    random = Random(7)
-    paragraphs = []
-    size = 0
-    while size < length:
-        paragraph = " ".join(random.choice(words) for _ in range(80)) + "."
-        paragraphs.append(f"## {paragraph[:40]}\n\n{paragraph}" if len(paragraphs) % 10 == 0 else paragraph)
-        size += len(paragraphs[-1]) + 2
-    return "\n\n".join(paragraphs)
-
-
 def test_a_query_of_one_and_two_letter_words_costs_a_few_times_an_ordinary_query() -> None:
     """Such terms find most words of a page: counted word by word in Python they cost 7.7x an
     ordinary query on 10 MB (2.5 s); counted span by span in C, about 2.7x."""
     document = english_like(2_000_000)
-    short = (" ".join("bcdefghjklmnopqrstuvwxyz") + " go he we up no me my us ox hi " * 10)[:400]
+    short = SHORT_WORDS_QUERY
     assert len(query_terms(short)) >= 30
     ordinary = cpu_seconds(lambda: rank_passages(document, "people sound number", max_chars=8000))
     many = cpu_seconds(lambda: rank_passages(document, short, max_chars=8000))

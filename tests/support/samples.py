@@ -6,6 +6,7 @@ import gzip
 import json
 import struct
 import zlib
+from random import Random
 
 ARTICLE_TITLE = "How Rivers Shape Valleys"
 
@@ -248,3 +249,28 @@ def pdf_form_bomb(form_lines: int, invocations: int) -> bytes:
             ),
         ]
     )
+
+
+COMMON_WORDS = (
+    "the of and a to in is it you that he was for on are with as i his they be at one have this from or "
+    "had by hot word but what some we can out other were all there when up use your how said an each she "
+    "which do their time if will way about many then them write would like so these her long make thing "
+    "see him two has look more day could go come did number sound no most people"
+)
+"""English's most common words: text of them has English's share of words per first letter."""
+SHORT_WORDS_QUERY = (" ".join("bcdefghjklmnopqrstuvwxyz") + " go he we up no me my us ox hi" * 12)[:400]
+"""A 400-character query of one- and two-letter words (none a stop word): its terms start most
+words of a page."""
+
+
+def english_like(length: int, seed: int = 7) -> str:
+    """Markdown of about length characters: a "## " heading every ten paragraphs of common words."""
+    words = COMMON_WORDS.split()
+    random = Random(seed)
+    paragraphs: list[str] = []
+    size = 0
+    while size < length:
+        paragraph = " ".join(random.choice(words) for _ in range(80)) + "."
+        paragraphs.append(f"## {paragraph[:40]}\n\n{paragraph}" if len(paragraphs) % 10 == 0 else paragraph)
+        size += len(paragraphs[-1]) + 2
+    return "\n\n".join(paragraphs)
