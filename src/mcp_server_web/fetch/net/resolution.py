@@ -60,3 +60,14 @@ async def vet_host(host: str, port: int, resolver: Resolver, policy: AddressPoli
     for address in addresses:
         policy.check(address, host)
     return addresses
+
+
+def check_unresolved(host: str, policy: AddressPolicy) -> None:
+    """Refuse what can be refused of host without a lookup: an IP literal by the policy, a cloud
+    metadata name by name. For a proxy handed the name unresolved (``allow_private``, where only
+    the proxy may be able to resolve outside names): the metadata services stay closed there too."""
+    literal = literal_ip(host)
+    if literal is not None:
+        policy.check(literal, host)
+    else:
+        policy.check_name(host)
