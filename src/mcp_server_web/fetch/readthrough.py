@@ -39,6 +39,14 @@ class ReadThroughFailed(Exception):
         self.reasons = reasons
 
 
+class NotShared(ReadThroughFailed):
+    """The URL was not handed to any third party: its destination is not public (``reasons``
+    holds the one phrase that says why)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__((reason,))
+
+
 class ReadThrough(Protocol):
     """Asks third parties, in the operator's order, for the text of one page."""
 

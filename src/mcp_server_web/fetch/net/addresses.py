@@ -176,6 +176,16 @@ def _display(address: IPAddress) -> str:
     return str(address)
 
 
+def described(address: IPAddress, rule: str) -> str:
+    """ "<address>, a <rule>": an address with the rule that refuses it, for a message."""
+    return f"{_display(address)}, {_article(rule)} {rule}"
+
+
+def with_article(rule: str) -> str:
+    """ "a <rule>" (or "an ..."), for a message."""
+    return f"{_article(rule)} {rule}"
+
+
 def refusal_text(address: IPAddress, rule: str, about: str = "") -> str:
     """ "refusing to connect to <address><about>: it is a <rule>": how every refusal begins."""
     return f"refusing to connect to {_display(address)}{about}: it is {_article(rule)} {rule}"
