@@ -42,7 +42,14 @@ from mcp_server_web.fetch.net.resolution import private_destination
 from mcp_server_web.fetch.net.robots import ROBOTS_TIMEOUT, RobotsPolicy
 from mcp_server_web.fetch.net.urls import parse_url
 from mcp_server_web.fetch.pages import Page, slice_page
-from mcp_server_web.fetch.readthrough import ExtractedText, NotShared, ReadThrough, ReadThroughFailed
+from mcp_server_web.fetch.readthrough import (
+    ExtractedText,
+    NotShared,
+    ReadThrough,
+    ReadThroughFailed,
+    bounded_title,
+    source_url,
+)
 from mcp_server_web.fetch.types import (
     SNAPSHOT_LENGTH,
     Converted,
@@ -386,16 +393,18 @@ class FetchService:
         ]
         if mode.output_format == "html":
             notes.append(f"{extracted.provider} gives a page's text only, so this is Markdown, not HTML.")
+        # What the provider says of the page is its word: held to what a page may say itself.
+        final_url, title = source_url(url, extracted.url), bounded_title(extracted.title)
         digest = hashlib.blake2b(digest_size=SNAPSHOT_LENGTH // 2)
-        for part in (mode.output_format, str(mode.main_content), extracted.url, extracted.via,
-                     extracted.title or "", extracted.text):  # fmt: skip
+        for part in (mode.output_format, str(mode.main_content), final_url, extracted.via,
+                     title or "", extracted.text):  # fmt: skip
             digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
         return Document(
             url=url,
-            final_url=extracted.url or url,
+            final_url=final_url,
             status=200,
             content_type=extracted.content_type,
-            title=extracted.title,
+            title=title,
             format=mode.output_format,
             main_content=mode.main_content,
             text=extracted.text,
