@@ -61,12 +61,12 @@ class ProviderReadThrough:
         *,
         timeout: float,
         redactor: Redactor,
-        limits: Limits | None = None,
+        limits: Limits,
     ) -> None:
-        """limits: each provider's pace and daily budget (none without)."""
+        """limits: each provider's pace and daily budget, on state (as the search chain's)."""
         self._readers = readers
         self._cooldowns = Cooldowns(state)
-        self._limits = Limits(state, rps={}, daily_limits={}) if limits is None else limits
+        self._limits = limits
         self._timeout = timeout
         self._redactor = redactor
 
