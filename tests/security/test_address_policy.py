@@ -967,6 +967,28 @@ async def test_allow_private_through_a_proxy_still_refuses_metadata_literals_and
     assert backend.connects == [] and resolver.calls == []
 
 
+async def test_allow_private_follows_no_redirect_to_a_metadata_form(redirector: Origin) -> None:
+    targets = [target for attack, target in _redirect_targets("absolute") if attack in METADATA_FORMS]
+    for index, target in enumerate(targets):
+        redirector.route(f"/m{index}", _raw_redirect(302, target))
+    backend = GuardBackend(permitted=(REDIRECTOR,))
+    resolver = StubResolver(_resolver_table(ATTACKS))
+    failures: list[str] = []
+    config = FetchConfig(allow_private=True, timeout=5.0)
+    async with Fetcher(config, resolver=resolver, network_backend=backend, environ={}) as fetcher:
+        for index, target in enumerate(targets):
+            try:
+                await fetcher.fetch(_start(redirector, f"/m{index}"))
+                failures.append(f"{target}: fetched")
+            except BlockedAddress as error:
+                if CLOUD not in error.message:
+                    failures.append(f"{target}: {error.message}")
+            except WebToolError as error:
+                failures.append(f"{target}: {error}")
+    assert failures == [] and len(targets) >= 20
+    assert {host for host, _ in backend.connects} == {REDIRECTOR}
+
+
 async def test_the_tools_refuse_metadata_forms_with_private_allowed_and_say_what_opens_them() -> None:
     backend = GuardBackend(permitted=())
     resolver = StubResolver(_resolver_table(METADATA_FORMS))
