@@ -315,8 +315,18 @@ OPTIONS: tuple[Option, ...] = (
         "search fallback order",
         default_help="every configured provider, then duckduckgo",
     ),
-    Option("allow_private", "MCP_WEB_ALLOW_PRIVATE", SWITCH, "allow private/loopback destinations"),
-    Option("allow_cidrs", "MCP_WEB_ALLOW_CIDRS", CIDRS, "extra allowed IP ranges"),
+    Option(
+        "allow_private",
+        "MCP_WEB_ALLOW_PRIVATE",
+        SWITCH,
+        "allow private/loopback/link-local destinations (not cloud metadata; never sent to a third party)",
+    ),
+    Option(
+        "allow_cidrs",
+        "MCP_WEB_ALLOW_CIDRS",
+        CIDRS,
+        "extra allowed IP ranges, treated as public (the only way to open a cloud metadata address)",
+    ),
     Option("respect_robots", "MCP_WEB_RESPECT_ROBOTS", SWITCH, "obey robots.txt"),
     Option("user_agent", "MCP_WEB_USER_AGENT", TEXT, "outbound User-Agent"),
     Option(

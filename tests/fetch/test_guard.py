@@ -49,10 +49,12 @@ async def test_vet_host_refuses_names_resolving_to_refused_addresses(attack: Att
         # Refused by name, before the resolver is asked; no CIDR can allow a name.
         assert resolver.calls == []
         assert f"refusing to connect to {attack.name.rstrip('.')}: " in message
-        assert caught.value.parameters == ("allow_private",) and "MCP_WEB_" not in message
+        assert caught.value.parameters == ("allow_cidrs",) and "MCP_WEB_" not in message
         return
     assert f"(host {attack.name})" in message
-    assert caught.value.parameters == ("allow_private", "allow_cidrs") and "MCP_WEB_" not in message
+    # A metadata service is opened by a listed range only; anything else by allow_private too.
+    expected = ("allow_cidrs",) if "cloud metadata" in attack.rule else ("allow_cidrs", "allow_private")
+    assert caught.value.parameters == expected and "MCP_WEB_" not in message
 
 
 def test_block_message_names_host_address_rule_and_the_way_out() -> None:
@@ -62,7 +64,7 @@ def test_block_message_names_host_address_rule_and_the_way_out() -> None:
         "blocked_address: refusing to connect to 10.0.0.5 (host intranet.example): it is a private "
         "network (RFC 1918) address."
     )
-    assert caught.value.parameters == ("allow_private", "allow_cidrs")  # the way out, by parameter
+    assert caught.value.parameters == ("allow_cidrs", "allow_private")  # the way out, by parameter
 
 
 def test_block_message_for_a_literal_does_not_repeat_the_host() -> None:
@@ -111,13 +113,19 @@ def test_allow_cidrs_covers_ipv6_and_larger_ranges() -> None:
     assert policy.refusal(ip_address("fc00::1")) is not None
 
 
-def test_allow_private_allows_everything() -> None:
+def test_allow_private_allows_everything_but_the_metadata_services() -> None:
     policy = AddressPolicy(allow_private=True)
     for attack in REFUSED_LITERALS:
         address = literal_ip(parse_url(attack.url).host)
         assert address is not None
-        assert policy.refusal(address) is None
-    policy.check(ip_address("169.254.169.254"), "metadata")  # does not raise
+        refusal = policy.refusal(address)
+        if "cloud metadata" in attack.rule:
+            assert refusal is not None and "cloud metadata endpoint" in refusal, (attack.url, refusal)
+        else:
+            assert refusal is None, (attack.url, refusal)
+    with pytest.raises(BlockedAddress) as caught:
+        policy.check(ip_address("169.254.169.254"), "metadata")
+    assert caught.value.parameters == ("allow_cidrs",)
 
 
 def test_policy_allows_listed_ranges_or_everything() -> None:

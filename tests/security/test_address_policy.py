@@ -36,12 +36,13 @@ from mcp import Client
 
 from mcp_server_web.config import Settings
 from mcp_server_web.errors import BlockedAddress, WebToolError
-from mcp_server_web.fetch import FetchConfig
-from mcp_server_web.fetch.net.addresses import literal_ip, metadata_name
+from mcp_server_web.fetch import BrowserProxy, FetchConfig, ProxyRoutes
+from mcp_server_web.fetch.net.addresses import AddressPolicy, literal_ip, metadata_name
 from mcp_server_web.fetch.net.client import REDIRECT_STATUSES, Fetcher
 from mcp_server_web.fetch.net.urls import HiddenAddress, parse_url
 from mcp_server_web.server.app import build_server
 from mcp_server_web.server.http_request import HTTP_METHODS
+from tests.fetch.test_browser_proxy import exchange
 from tests.server.conftest import error_code, text_of
 from tests.support.netguard import GuardBackend, QuickOrigin, StubResolver
 from tests.support.origin import Origin, RequestContext
@@ -910,3 +911,143 @@ async def test_without_allow_private_the_same_tool_calls_are_refused(redirector:
             result = await client.call_tool(tool, {"url": f"http://0x7f.0x2d.0x2d.0x2d:{redirector.port}/"})
             assert error_code(result) == "blocked_address"
     assert backend.connects == []
+
+
+# ------------------------------------------------------------------------------------------
+# MCP_WEB_ALLOW_PRIVATE opens private ranges, never the cloud metadata services (issue 24, 7)
+# ------------------------------------------------------------------------------------------
+
+METADATA_FORMS = [attack for attack in ATTACKS if CLOUD in attack.rule]
+"""Every row that reaches a metadata service: literals in every spelling, IPv6 forms that carry
+one, metadata names, and names whose answer is one."""
+
+
+def test_enough_metadata_forms_are_checked_with_private_allowed() -> None:
+    assert len(METADATA_FORMS) >= 20
+
+
+@pytest.mark.parametrize("attack", METADATA_FORMS, ids=_ids(METADATA_FORMS))
+async def test_allow_private_still_refuses_each_metadata_form_before_connecting(attack: Attack) -> None:
+    backend = GuardBackend(permitted=())
+    resolver = StubResolver(_resolver_table([attack]))
+    config = FetchConfig(allow_private=True, timeout=5.0)
+    async with Fetcher(config, resolver=resolver, network_backend=backend, environ={}) as fetcher:
+        with pytest.raises(BlockedAddress) as caught:
+            await fetcher.fetch(attack.url)
+    assert attack.rule in caught.value.message, caught.value.message
+    assert backend.connects == []
+    # allow_private would not help: only an explicit allow_cidrs entry opens a metadata service.
+    assert "allow_private" not in caught.value.parameters
+    looked_up = attack.name is not None and metadata_name(attack.name) is None
+    assert resolver.calls == ([attack.name] if looked_up else [])
+
+
+async def test_allow_private_through_a_proxy_still_refuses_metadata_literals_and_names() -> None:
+    # With allow_private the proxy is handed names unresolved (it may be the only one that can
+    # resolve outside names): the metadata literals and names are refused before that, without
+    # a lookup.
+    backend = GuardBackend(permitted=(REDIRECTOR,))
+    forms = [a for a in METADATA_FORMS if a.name is None or metadata_name(a.name) is not None]
+    failures: list[str] = []
+    with QuickOrigin(REDIRECTOR) as proxy:
+        resolver = StubResolver(_resolver_table(forms))
+        config = FetchConfig(proxy=proxy.base, allow_private=True, timeout=5.0)
+        async with Fetcher(config, resolver=resolver, network_backend=backend, environ={}) as fetcher:
+            for attack in forms:
+                try:
+                    await fetcher.fetch(attack.url)
+                    failures.append(f"{attack.url}: fetched")
+                except BlockedAddress as refused:
+                    if CLOUD not in refused.message:
+                        failures.append(f"{attack.url}: {refused}")
+                except WebToolError as error:
+                    failures.append(f"{attack.url}: {error}")
+        assert proxy.requests == []
+    assert failures == [] and len(forms) >= 15
+    assert backend.connects == [] and resolver.calls == []
+
+
+async def test_allow_private_follows_no_redirect_to_a_metadata_form(redirector: Origin) -> None:
+    targets = [target for attack, target in _redirect_targets("absolute") if attack in METADATA_FORMS]
+    for index, target in enumerate(targets):
+        redirector.route(f"/m{index}", _raw_redirect(302, target))
+    backend = GuardBackend(permitted=(REDIRECTOR,))
+    resolver = StubResolver(_resolver_table(ATTACKS))
+    failures: list[str] = []
+    config = FetchConfig(allow_private=True, timeout=5.0)
+    async with Fetcher(config, resolver=resolver, network_backend=backend, environ={}) as fetcher:
+        for index, target in enumerate(targets):
+            try:
+                await fetcher.fetch(_start(redirector, f"/m{index}"))
+                failures.append(f"{target}: fetched")
+            except BlockedAddress as error:
+                if CLOUD not in error.message:
+                    failures.append(f"{target}: {error.message}")
+            except WebToolError as error:
+                failures.append(f"{target}: {error}")
+    assert failures == [] and len(targets) >= 20
+    assert {host for host, _ in backend.connects} == {REDIRECTOR}
+
+
+async def test_the_tools_refuse_metadata_forms_with_private_allowed_and_say_what_opens_them() -> None:
+    backend = GuardBackend(permitted=())
+    resolver = StubResolver(_resolver_table(METADATA_FORMS))
+    async with mcp_client(backend, resolver, allow_private=True, allow_cidrs=()) as client:
+        failures = []
+        for tool in ("web_fetch", "http_request"):
+            failures += await _refusals(client, tool, METADATA_FORMS)
+        result = await client.call_tool("web_fetch", {"url": "http://169.254.169.254/latest/meta-data/"})
+    assert failures == []
+    assert backend.connects == []
+    text = text_of(result)
+    assert "MCP_WEB_ALLOW_CIDRS" in text and "MCP_WEB_ALLOW_PRIVATE=true" not in text, text
+
+
+def test_only_an_allow_cidrs_entry_opens_a_metadata_address() -> None:
+    # Judged by the policy alone: nothing may connect to a real metadata address.
+    for address in ("169.254.169.254", "fd00:ec2::254", "::ffff:169.254.169.254", "168.63.129.16"):
+        assert AddressPolicy(allow_private=True).refusal(ip_address(address)) is not None, address
+    listed = AddressPolicy(allow_cidrs=(ip_network("169.254.169.254/32"), ip_network("fd00:ec2::254/128")))
+    assert listed.refusal(ip_address("169.254.169.254")) is None
+    assert listed.refusal(ip_address("fd00:ec2::254")) is None
+    assert listed.refusal(ip_address("169.254.170.2")) is not None  # the next one is not listed
+    # allow_private still opens the rest of link-local, and every other private range.
+    opened = AddressPolicy(allow_private=True)
+    for address in ("169.254.1.1", "10.0.0.5", "127.0.0.1", "::1", "fe80::1", "fd00::1234", "100.64.1.1"):
+        assert opened.refusal(ip_address(address)) is None, address
+
+
+async def test_a_loopback_refusal_names_allow_cidrs_first() -> None:
+    backend = GuardBackend(permitted=())
+    async with mcp_client(backend, StubResolver(), allow_cidrs=()) as client:
+        result = await client.call_tool("web_fetch", {"url": "http://127.0.0.2:8080/"})
+    text = text_of(result)
+    assert error_code(result) == "blocked_address"
+    assert "MCP_WEB_ALLOW_CIDRS" in text and "MCP_WEB_ALLOW_PRIVATE" in text, text
+    assert text.index("MCP_WEB_ALLOW_CIDRS") < text.index("MCP_WEB_ALLOW_PRIVATE"), text
+
+
+@pytest.mark.parametrize("outbound", [False, True], ids=["direct", "through-a-proxy"])
+async def test_the_browsers_proxy_refuses_metadata_with_private_allowed(outbound: bool) -> None:
+    # Chromium's only way out vets as the Fetcher does. The stub resolver knows no name, and the
+    # outbound proxy is a loopback origin that records what reaches it: nothing may.
+    targets = (
+        "169.254.169.254:80",
+        "[fd00:ec2::254]:443",
+        "[::ffff:a9fe:a9fe]:443",
+        "metadata.google.internal:80",
+    )
+    with QuickOrigin("127.0.0.3") as upstream:
+        routes = ProxyRoutes(upstream.base, upstream.base) if outbound else ProxyRoutes()
+        resolver = StubResolver()
+        browser_proxy = BrowserProxy(
+            policy=AddressPolicy(allow_private=True), resolver=resolver, routes=routes
+        )
+        answers = []
+        async with browser_proxy.session(max_bytes=1_000_000) as session:
+            for target in targets:
+                head, body = await exchange(session, f"CONNECT {target} HTTP/1.1\r\n\r\n".encode())
+                answers.append((target, head.split(b"\r\n", 1)[0], b"cloud metadata" in body))
+        assert upstream.requests == []
+    assert answers == [(target, b"HTTP/1.1 403 Forbidden", True) for target in targets]
+    assert session.destinations == [] and resolver.calls == []

@@ -143,13 +143,33 @@ async def test_the_tools_answer_blocked_address(origin: QuickOrigin, robots: boo
     assert resolver.calls == [] and backend.connects == [] and origin.requests == []
 
 
-async def test_allow_private_lifts_the_name_rule_like_the_address_rule(origin: QuickOrigin) -> None:
-    # Documented decision: MCP_WEB_ALLOW_PRIVATE=true turns the whole address policy off, and
-    # 169.254.169.254 itself is then reachable, so refusing the names alone would protect nothing.
-    resolver = _resolver("metadata.google.internal")
+async def test_allow_private_does_not_lift_the_name_rule(origin: QuickOrigin) -> None:
+    # MCP_WEB_ALLOW_PRIVATE=true opens private ranges, not the metadata services (issue 24,
+    # point 7): the names stay refused by name, the resolver never asked.
+    resolver = _resolver(*DOCUMENTED)
     backend = GuardBackend(permitted=("127.0.0.1",))
     settings = FetchConfig(allow_private=True, timeout=5.0)
     async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
+        for name in DOCUMENTED:
+            with pytest.raises(BlockedAddress) as caught:
+                await fetcher.fetch(f"http://{name}:{origin.port}/latest/meta-data/")
+            assert "cloud metadata endpoint name" in caught.value.message
+            assert caught.value.parameters == ("allow_cidrs",)
+    assert resolver.calls == [] and backend.connects == [] and origin.requests == []
+
+
+async def test_an_allow_cidrs_entry_holding_a_metadata_address_opens_the_names(origin: QuickOrigin) -> None:
+    # The operator who lists a metadata service's address means to reach it, by name too; the
+    # name is then looked up and its answers judged like any name's (here pointed at the test
+    # origin, which is listed as well).
+    resolver = _resolver("metadata.google.internal")
+    resolver.answer("metadata", "10.0.0.5")  # an answer that is not listed stays refused
+    backend = GuardBackend(permitted=("127.0.0.1",))
+    listed = (ip_network("169.254.169.254/32"), *ONLY_127_0_0_1)
+    settings = FetchConfig(allow_cidrs=listed, timeout=5.0)
+    async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
         response = await fetcher.fetch(f"http://metadata.google.internal:{origin.port}/latest/meta-data/")
+        with pytest.raises(BlockedAddress, match="private network"):
+            await fetcher.fetch(f"http://metadata:{origin.port}/latest/meta-data/")
     assert response.body.decode() == PAGE
-    assert resolver.calls == ["metadata.google.internal"]
+    assert resolver.calls == ["metadata.google.internal", "metadata"]

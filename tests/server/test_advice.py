@@ -54,8 +54,18 @@ def test_the_block_message_gains_the_settings_that_allow_it() -> None:
         AddressPolicy().check(ip_address("10.0.0.5"), "intranet.example")
     assert advised(caught.value) == (
         "blocked_address: refusing to connect to 10.0.0.5 (host intranet.example): it is a private "
-        "network (RFC 1918) address. Set MCP_WEB_ALLOW_PRIVATE=true, or add the range to "
-        "MCP_WEB_ALLOW_CIDRS, to allow it."
+        "network (RFC 1918) address. Add the range to MCP_WEB_ALLOW_CIDRS to allow it (or set "
+        "MCP_WEB_ALLOW_PRIVATE=true to allow every private, loopback and link-local address)."
+    )
+
+
+def test_a_metadata_refusal_names_only_allow_cidrs_as_the_way_out() -> None:
+    with pytest.raises(BlockedAddress) as caught:
+        AddressPolicy(allow_private=True).check(ip_address("169.254.169.254"))
+    assert advised(caught.value) == (
+        "blocked_address: refusing to connect to 169.254.169.254: it is a cloud metadata endpoint. "
+        "Only an entry of MCP_WEB_ALLOW_CIDRS that holds the metadata service's address allows it "
+        "(MCP_WEB_ALLOW_PRIVATE does not)."
     )
 
 

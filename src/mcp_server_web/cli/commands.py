@@ -276,7 +276,7 @@ def doctor(settings: Settings, out: TextIO) -> None:
             missing = ""
             if not settings.provider_key(name):
                 missing = f": no key, set {key_env(name)} (the server refuses to start without it)"
-            lines.append(f"  {n}. {name} ({spec_named(name).title}){missing}")
+            lines.append(f"  {n}. {name} ({spec_named(name).title}){missing or _limits_of(settings, name)}")
 
     searching = providers_config(settings)
     reasons = {spec.name: why_unconfigured(spec, searching) for spec in PROVIDERS}
@@ -290,7 +290,9 @@ def doctor(settings: Settings, out: TextIO) -> None:
             f"  {n}. {name} ({spec_named(name).title}){_limits_of(settings, name)}"
             for n, name in enumerate(chain, start=1)
         )
-        lines.extend(usage_lines(settings, chain, _server_usage(settings, chain)))
+        # A read counts as a search does: the providers pages are read through are shown too.
+        counted = list(dict.fromkeys([*chain, *settings.fetch_fallback]))
+        lines.extend(usage_lines(settings, counted, _server_usage(settings, counted)))
     else:
         lines.append(f"  none: web_search would fail with no_provider: {no_provider_message(searching)}")
     off = [name for name in KNOWN_PROVIDERS if name not in chain]

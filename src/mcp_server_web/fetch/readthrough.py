@@ -12,7 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from mcp_server_web.errors import WebToolError
+from mcp_server_web.fetch.net.urls import parse_url
 from mcp_server_web.fetch.types import Via
+
+TITLE_MAX_CHARS = 300
+"""The most characters of a third party's title kept: what the tools show of any title. A page's
+own title is bounded by its page; a provider's answer may hold megabytes of one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +26,8 @@ class ExtractedText:
     """A page's text as a third party read it."""
 
     url: str
-    """The URL the provider says it read (the one asked for when it says none)."""
+    """The URL the provider says it read (the one asked for when it says none): its word only,
+    see ``source_url``."""
     text: str
     title: str | None
     via: Via
@@ -39,6 +46,14 @@ class ReadThroughFailed(Exception):
         self.reasons = reasons
 
 
+class NotShared(ReadThroughFailed):
+    """The URL was not handed to any third party: its destination is not public (``reasons``
+    holds the one phrase that says why)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__((reason,))
+
+
 class ReadThrough(Protocol):
     """Asks third parties, in the operator's order, for the text of one page."""
 
@@ -46,3 +61,35 @@ class ReadThrough(Protocol):
         """The text of url (Markdown when ``markdown``, else plain text), from the first provider
         that has it; ReadThroughFailed naming each provider's reason when none does."""
         ...
+
+
+def source_url(requested: str, said: str) -> str:
+    """The URL a third party's text is said to come from: the provider's, when it is an http(s)
+    URL on the requested one's site (a redirect there: https for http, the ``www.`` host of the
+    same name, a canonical path); else the requested one.
+
+    The provider's answer is its word, not a fetch of ours: text in its place (prose, a fence
+    tag) or another site's URL would stand as the page's origin, in final_url and the fence.
+    """
+    try:
+        theirs = parse_url(said)
+    except WebToolError:
+        return requested
+    return str(theirs) if _site(theirs.host) == _site(parse_url(requested).host) else requested
+
+
+def bounded_title(title: str | None) -> str | None:
+    """A third party's title held to a page title's bounds: one printable line (controls, line
+    breaks, invisible and lone surrogate characters become spaces, runs of them one), at most
+    TITLE_MAX_CHARS characters."""
+    if title is None:
+        return None
+    line = " ".join("".join(char if char.isprintable() else " " for char in title).split())
+    if len(line) > TITLE_MAX_CHARS:
+        line = line[: TITLE_MAX_CHARS - 1].rstrip() + "…"
+    return line or None
+
+
+def _site(host: str) -> str:
+    """A host as the same site sees it: no trailing dot, no leading ``www.``."""
+    return host.rstrip(".").removeprefix("www.")

@@ -40,11 +40,19 @@ from mcp_server_web.fetch.browser.renderer import NotAPage, RenderedPage, Render
 from mcp_server_web.fetch.config import FetchConfig
 from mcp_server_web.fetch.doc.challenge import bot_protection, detect_challenge
 from mcp_server_web.fetch.net.client import Fetcher
+from mcp_server_web.fetch.net.resolution import private_destination
 from mcp_server_web.fetch.net.robots import ROBOTS_TIMEOUT, RobotsPolicy
 from mcp_server_web.fetch.net.urls import parse_url
 from mcp_server_web.fetch.pages import Page, slice_page
 from mcp_server_web.fetch.passages import OutlineEntry, Passage
-from mcp_server_web.fetch.readthrough import ExtractedText, ReadThrough, ReadThroughFailed
+from mcp_server_web.fetch.readthrough import (
+    ExtractedText,
+    NotShared,
+    ReadThrough,
+    ReadThroughFailed,
+    bounded_title,
+    source_url,
+)
 from mcp_server_web.fetch.types import (
     SNAPSHOT_LENGTH,
     Converted,
@@ -246,7 +254,9 @@ class FetchService:
                 raise
             await progress(_DOWNLOAD_SHARE, "asking a third party for the page's text")
             try:
-                extracted = await self._read_through.read(url, markdown=mode.output_format != "text")
+                extracted = await self._read_through_text(url, mode)
+            except NotShared as kept:
+                raise _joined(refusal, _not_shared(kept)) from None
             except ReadThroughFailed as failed:
                 raise _joined(refusal, f"Asking third parties for its text failed too ({failed}).") from None
             document = self._extracted_document(url, mode, extracted, _why_unread(refusal))
@@ -294,13 +304,32 @@ class FetchService:
         if unread_shell and self._read_through is not None:
             # A shell no browser here could read: a third party may read more than its download.
             try:
-                extracted = await self._read_through.read(url, markdown=mode.output_format != "text")
+                extracted = await self._read_through_text(url, mode)
+            except NotShared as kept:
+                notes = (*notes, _not_shared(kept))
             except ReadThroughFailed as failed:
                 notes = (*notes, f"Asking third parties for its text failed ({failed}).")
             else:
                 if len(extracted.text) > len(converted.text):
                     return self._extracted_document(url, mode, extracted, _SCRIPTS_UNREAD)
         return self._document_of(url, response, converted, snapshot, mode, "direct", notes)
+
+    async def _read_through_text(self, url: str, mode: _Mode) -> ExtractedText:
+        """The page's text as a third party read it; ReadThroughFailed when none could, NotShared
+        (before anyone is asked) when the URL's destination is not public.
+
+        allow_private lets this server reach private addresses; it does not make them anyone
+        else's business (nor a URL's token): only the ranges listed one by one count as public
+        here, as a proxy's fake-IP range standing for public sites does.
+        """
+        assert self._read_through is not None  # callers check
+        parsed = parse_url(url)
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        policy = self._fetcher.policy.public()
+        private = await private_destination(parsed.host, port, self._fetcher.resolver, policy)
+        if private is not None:
+            raise NotShared(private)
+        return await self._read_through.read(url, markdown=mode.output_format != "text")
 
     def _may_render(self, mode: _Mode) -> bool:
         return mode.render == "auto" and self._renderer is not None
@@ -399,16 +428,18 @@ class FetchService:
         ]
         if mode.output_format == "html":
             notes.append(f"{extracted.provider} gives a page's text only, so this is Markdown, not HTML.")
+        # What the provider says of the page is its word: held to what a page may say itself.
+        final_url, title = source_url(url, extracted.url), bounded_title(extracted.title)
         digest = hashlib.blake2b(digest_size=SNAPSHOT_LENGTH // 2)
-        for part in (mode.output_format, str(mode.main_content), extracted.url, extracted.via,
-                     extracted.title or "", extracted.text):  # fmt: skip
+        for part in (mode.output_format, str(mode.main_content), final_url, extracted.via,
+                     title or "", extracted.text):  # fmt: skip
             digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
         return Document(
             url=url,
-            final_url=extracted.url or url,
+            final_url=final_url,
             status=200,
             content_type=extracted.content_type,
-            title=extracted.title,
+            title=title,
             format=mode.output_format,
             main_content=mode.main_content,
             text=extracted.text,
@@ -506,6 +537,12 @@ def _why_unread(refusal: WebToolError) -> str:
     if isinstance(refusal, ChallengePage):
         return "it answered with a bot-detection page"
     return _SCRIPTS_UNREAD
+
+
+def _not_shared(kept: NotShared) -> str:
+    return (
+        f"Its URL was not sent to a third party: its host {kept}, and a private destination is never shared."
+    )
 
 
 def _joined(refusal: WebToolError, more: str) -> WebToolError:

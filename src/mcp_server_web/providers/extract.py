@@ -1,9 +1,11 @@
 """Read-through: Tavily's extract and Exa's contents asked for one page's text, for web_fetch.
 
 This fills the fetch library's ``ReadThrough`` port. The providers are asked in the operator's
-order, and each one's failures count against it exactly as a search's do: the same cooldown
-policy (``chain.Cooldowns``) over the same book in the state port, so a 429 on extract benches
-that provider for web_search too, and the other way round.
+order, and each one is held to its plan and its failures exactly as in a search: a read takes a
+turn of the provider's pace and one of the day's calls (``pacing.Limits``), and a failure counts
+under the same cooldown policy (``chain.Cooldowns``), all on the same records in the state port.
+So a burst of reads waits its turns instead of drawing 429s, reads and searches spend one daily
+budget, and a 429 on extract benches that provider for web_search too, and the other way round.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import anyio
 from mcp_server_web.fetch import ExtractedText, ReadThroughFailed, Via
 from mcp_server_web.providers.base import COOLDOWN_KINDS, ProviderError
 from mcp_server_web.providers.chain import REASON_LIMIT, Cooldowns
+from mcp_server_web.providers.pacing import Limits
 from mcp_server_web.providers.redact import Redactor
 from mcp_server_web.providers.registry import (
     READERS,
@@ -48,13 +51,22 @@ class _Reader(Protocol):
 
 
 class ProviderReadThrough:
-    """Asks each reader in turn, skipping those cooling down, until one has the page's text."""
+    """Asks each reader in turn, skipping those cooling down, out of turn or out of budget, until
+    one has the page's text."""
 
     def __init__(
-        self, readers: list[_Reader], state: StateBackend, *, timeout: float, redactor: Redactor
+        self,
+        readers: list[_Reader],
+        state: StateBackend,
+        *,
+        timeout: float,
+        redactor: Redactor,
+        limits: Limits,
     ) -> None:
+        """limits: each provider's pace and daily budget, on state (as the search chain's)."""
         self._readers = readers
         self._cooldowns = Cooldowns(state)
+        self._limits = limits
         self._timeout = timeout
         self._redactor = redactor
 
@@ -67,12 +79,22 @@ class ProviderReadThrough:
                 why = await self._cooldowns.reason(name)
                 reasons.append(f"{name}: cooling down for {math.ceil(cooling)} s after {why}")
                 continue
+            # A turn is waited for within this provider's time, leaving it at least a moment
+            # for the call; the wait counts against that time, as a search's does.
+            deadline = anyio.current_time() + self._timeout
+            refused = await self._limits.admit(name, deadline, self._timeout)
+            if refused is not None:
+                logger.info("%s (read-through): skipped, %s", name, refused)
+                reasons.append(f"{name}: {refused}")
+                continue
+            # In tenths: the providers are told this time, and admit() leaves at least a second.
+            budget = max(0.1, round(deadline - anyio.current_time(), 1))
             mark = await self._cooldowns.mark()
             try:
-                with anyio.fail_after(self._timeout):
-                    final_url, text, title = await reader.read(url, markdown=markdown, timeout=self._timeout)
+                with anyio.fail_after(budget):
+                    final_url, text, title = await reader.read(url, markdown=markdown, timeout=budget)
             except TimeoutError:
-                error = ProviderError("timeout", f"no answer within {self._timeout:g} s")
+                error = ProviderError("timeout", f"no answer within {budget:g} s")
             except ProviderError as exc:
                 error = exc
             except Exception:
@@ -149,6 +171,8 @@ class LazyReadThrough:
                     self._state,
                     timeout=self._timeout,
                     redactor=Redactor(configured_secrets(self._config)),
+                    # The same plans as the search chain's, kept on the same records.
+                    limits=Limits(self._state, rps=self._config.rps, daily_limits=self._config.daily_limits),
                 )
             return self._built
 

@@ -1,10 +1,12 @@
 """What a provider's plan allows: a pace (requests per second) and a budget (calls per UTC day).
 
 A call to a paced provider waits for its turn instead of drawing a 429 (Brave's free plan allows
-one request a second); a turn that cannot come before the search deadline is not waited for, and
-the chain moves on with that reason. A provider past its daily budget is skipped with the reason
-``budget`` until the next UTC day. The turns and the counts live behind the state port, so
-replicas sharing a backend share them.
+one request a second); a turn that cannot come before the caller's deadline is not waited for,
+and the caller moves on with that reason. A provider past its daily budget is skipped with the
+reason ``budget`` until the next UTC day. The plan is the provider's, not one feature's: every
+request to it, a search (chain.py) or a page read through it (extract.py), takes a turn and
+counts. The turns and the counts live behind the state port, so replicas sharing a backend, and
+the search chain and the read-through in one server, share them.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ class Limits:
     async def admit(self, name: str, deadline: float, provider_timeout: float) -> str | None:
         """Wait for name's turn and count the call; or the reason it may not be made now.
 
-        deadline is on anyio's clock (the chain's); the turns are on the state backend's.
+        deadline is on anyio's clock (the caller's); the turns are on the state backend's.
         """
         limit = self._limits.get(name)
         if limit is not None and await self._counters.count(name, self._day()) >= limit:
@@ -73,8 +75,8 @@ class Limits:
             slot = await self._pacer.claim(name, PACE_SLACK / rps, latest=now + left)
             if slot is None:
                 return (
-                    f"paced at {rps:g} request(s) per second and every turn before the search "
-                    "deadline is taken by other searches"
+                    f"paced at {rps:g} request(s) per second and every turn before the deadline is "
+                    "taken by other calls"
                 )
             if slot > now:
                 await anyio.sleep(slot - now)

@@ -247,13 +247,21 @@ class LazyChain:
     that is only asked to fetch should not pay that at start-up."""
 
     def __init__(
-        self, config: ProvidersConfig, http: httpx.AsyncClient, state: StateBackend | None = None
+        self,
+        config: ProvidersConfig,
+        http: httpx.AsyncClient,
+        state: StateBackend | None = None,
+        *,
+        readers: tuple[str, ...] = (),
     ) -> None:
+        """readers: the providers web_fetch reads pages through (``LazyReadThrough``), whose
+        calls count in the same figures as searches, reported beside the chain's."""
         import anyio
 
         self._config = config
         self._http = http
         self._state = state
+        self._readers = readers
         self._chain: SearchChain | None = None
         self._lock = anyio.Lock()
 
@@ -268,8 +276,18 @@ class LazyChain:
             return self._chain
 
     async def status(self) -> dict[str, dict[str, object]] | None:
-        """The chain's status (``SearchChain.status``); None before the first search built it."""
-        return None if self._chain is None else await self._chain.status()
+        """Each provider's use today, limits and cooldown (``SearchChain.status``), the chain's
+        and the readers', read from the state whether or not a search built the chain yet (a
+        server may only have read pages through a provider); None when the chain keeps its own
+        state (no backend was given) and no search built it yet."""
+        if self._state is None:
+            return None if self._chain is None else await self._chain.status()
+        from mcp_server_web.providers.chain import search_status
+
+        config = self._config
+        configured = [n for n in chain_order(config) if why_unconfigured(spec_named(n), config) is None]
+        names = tuple(dict.fromkeys([*configured, *self._readers]))
+        return await search_status(self._state, names, rps=config.rps, daily_limits=config.daily_limits)
 
     async def aclose(self) -> None:
         if self._chain is not None:

@@ -42,9 +42,13 @@ _ADVICE: dict[tuple[str, tuple[str, ...]], str] = {
     ),
     ("extraction_failed", ("timeout",)): f"Raise {_env('timeout')} to allow slower conversions.",
     ("robots_disallowed", ("respect_robots",)): f"Set {_env('respect_robots')}=false to ignore robots.txt.",
-    ("blocked_address", ("allow_private",)): f"Only {_env('allow_private')}=true allows it.",
-    ("blocked_address", ("allow_private", "allow_cidrs")): (
-        f"Set {_env('allow_private')}=true, or add the range to {_env('allow_cidrs')}, to allow it."
+    ("blocked_address", ("allow_cidrs",)): (
+        f"Only an entry of {_env('allow_cidrs')} that holds the metadata service's address allows it "
+        f"({_env('allow_private')} does not)."
+    ),
+    ("blocked_address", ("allow_cidrs", "allow_private")): (
+        f"Add the range to {_env('allow_cidrs')} to allow it (or set {_env('allow_private')}=true to "
+        "allow every private, loopback and link-local address)."
     ),
     ("too_large", ("max_response_bytes",)): f"Raise {_env('max_response_bytes')} to allow larger responses.",
     ("too_large", ("memory_limit",)): (

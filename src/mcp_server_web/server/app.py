@@ -128,7 +128,9 @@ def build_server(
             # memory, or Redis shared by the replicas (MCP_WEB_REDIS_URL).
             state: StateBackend = state_backend(settings)
             _STATE[server] = state
-            search = LazyChain(providers_config(settings), provider_http, state)
+            search = LazyChain(
+                providers_config(settings), provider_http, state, readers=settings.fetch_fallback
+            )
             _SEARCH[server] = search
             # Nothing starts until the first render: a server that never renders never runs a browser.
             browser, no_browser = renderer(settings, fetcher)

@@ -38,6 +38,9 @@ class FakeExa(JsonFakeProvider):
         self.hang_seconds = 3.0
         self.pages: dict[str, tuple[str, str]] = {}
         """What /contents answers for each URL it can read: (title, text)."""
+        self.said: dict[str, str] = {}
+        """The url /contents gives for a page instead of the one asked for (Exa gives the page's
+        own after redirects; a test can make it give anything)."""
 
     def paths(self) -> tuple[str, ...]:
         return ("/search", "/contents")
@@ -96,7 +99,8 @@ class FakeExa(JsonFakeProvider):
         for url in request.get("urls") or request.get("ids") or []:
             if url in self.pages:
                 title, text = self.pages[url]
-                found.append({"id": url, "url": url, "title": title, "author": None, "text": text})
+                said = self.said.get(url, url)
+                found.append({"id": url, "url": said, "title": title, "author": None, "text": text})
                 statuses.append({"id": url, "status": "success", "source": "cached"})
             else:
                 error = {"tag": "CRAWL_NOT_FOUND", "httpStatusCode": 404}

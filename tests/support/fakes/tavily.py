@@ -44,6 +44,9 @@ class FakeTavily(JsonFakeProvider):
         """What /extract answers for each URL it can read (its raw_content)."""
         self.unreadable: dict[str, str] = {}
         """URLs /extract fails inside a 200 (failed_results), with Tavily's error text."""
+        self.said: dict[str, str] = {}
+        """The url /extract gives for a page instead of the one asked for (a test can make it
+        give anything)."""
 
     def paths(self) -> tuple[str, ...]:
         return ("/search", "/extract")
@@ -104,7 +107,8 @@ class FakeTavily(JsonFakeProvider):
         found, failed = [], []
         for url in urls:
             if url in self.pages:
-                found.append({"url": url, "raw_content": self.pages[url], "images": [], "favicon": None})
+                said = self.said.get(url, url)
+                found.append({"url": said, "raw_content": self.pages[url], "images": [], "favicon": None})
             else:
                 failed.append({"url": url, "error": self.unreadable.get(url, "Failed to fetch url")})
         answer = {

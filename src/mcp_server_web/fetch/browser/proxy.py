@@ -37,7 +37,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp_server_web.errors import HTTPStatusError, WebToolError
 from mcp_server_web.fetch.net.addresses import AddressPolicy, IPAddress, shortened
 from mcp_server_web.fetch.net.proxy import ProxyRoutes
-from mcp_server_web.fetch.net.resolution import Resolver, vet_host
+from mcp_server_web.fetch.net.resolution import Resolver, check_unresolved, vet_host
 from mcp_server_web.fetch.net.urls import parse_url
 
 logger = logging.getLogger(__name__)
@@ -206,16 +206,17 @@ class BrowserProxy:
         plain http through that proxy, the absolute-form target naming the address."""
         host = url.host
         addresses: list[IPAddress] = []
-        if not self._policy.allow_private:
+        proxy = self._routes.proxy_for(url)
+        if proxy is not None and self._policy.allow_private:
+            # The outbound proxy is handed the name, as the Fetcher's is (transport.py).
+            check_unresolved(host, self._policy)
+        else:
             with anyio.fail_after(self._connect_timeout):
                 addresses = await vet_host(host, port, self._resolver, self._policy)
-        proxy = self._routes.proxy_for(url)
         try:
             with anyio.fail_after(self._connect_timeout):
                 if proxy is None:
-                    return await _connect_first(
-                        addresses or await self._resolver.resolve(host, port), port
-                    ), None
+                    return await _connect_first(addresses, port), None
                 return await self._through_proxy(httpx.URL(proxy), url, port, addresses)
         except TimeoutError:
             raise HTTPStatusError(f"could not connect to {shortened(host)}:{port} in time.") from None

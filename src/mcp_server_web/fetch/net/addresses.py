@@ -154,6 +154,16 @@ def _embedded_ipv4(address: ipaddress.IPv6Address) -> _Embedding | None:
     return None
 
 
+_METADATA_RULE = "cloud metadata endpoint"
+
+
+def _unscoped(address: IPAddress) -> IPAddress:
+    """address without its IPv6 zone id (the rules are about the address, not the interface)."""
+    if isinstance(address, ipaddress.IPv6Address) and address.scope_id:
+        return ipaddress.IPv6Address(address.compressed.split("%", 1)[0])
+    return address
+
+
 def _article(phrase: str) -> str:
     if phrase.startswith(("IPv4", "IPv6", "IETF")):
         return "an"
@@ -164,6 +174,16 @@ def _display(address: IPAddress) -> str:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         return f"::ffff:{address.ipv4_mapped}"  # Python 3.11 would print ::ffff:7f00:1
     return str(address)
+
+
+def described(address: IPAddress, rule: str) -> str:
+    """ "<address>, a <rule>": an address with the rule that refuses it, for a message."""
+    return f"{_display(address)}, {_article(rule)} {rule}"
+
+
+def with_article(rule: str) -> str:
+    """ "a <rule>" (or "an ..."), for a message."""
+    return f"{_article(rule)} {rule}"
 
 
 def refusal_text(address: IPAddress, rule: str, about: str = "") -> str:
@@ -177,26 +197,36 @@ class AddressPolicy:
     Refused: everything that is not a globally reachable unicast address (loopback, RFC 1918,
     link-local and cloud metadata, CGNAT, ULA, multicast, reserved ranges...), judged for IPv6
     addresses that embed an IPv4 address by the embedded address too. ``allow_cidrs`` lets
-    chosen ranges through; ``allow_private`` turns the policy off.
+    chosen ranges through; ``allow_private`` lets every private, loopback and link-local address
+    through, but not the cloud metadata services (CLOUD_METADATA, in any IPv6 form that carries
+    one): a switch meant for an intranet must not hand out the machine's credentials too. Only
+    an ``allow_cidrs`` entry holding a metadata address opens it.
 
     Cloud metadata host names (CLOUD_METADATA_NAMES) are refused by name, before any lookup
-    (``check_name``), whatever address they would resolve to: ``allow_cidrs`` cannot let them
-    through (it lists addresses, and a name is not one). ``allow_private`` does lift that rule:
-    it turns the whole policy off, 169.254.169.254 itself included, so refusing the names alone
-    would protect nothing.
+    (``check_name``), whatever address they would resolve to, ``allow_private`` or not. An
+    ``allow_cidrs`` entry that holds a metadata address lifts that rule: the operator means to
+    reach the service, and the names are then looked up and their answers judged like any.
     """
 
     def __init__(self, allow_private: bool = False, allow_cidrs: Iterable[IPNetwork] = ()) -> None:
         self.allow_private = allow_private
         self.allow_cidrs: tuple[IPNetwork, ...] = tuple(allow_cidrs)
+        self._metadata_listed = any(self._listed(address) for address in CLOUD_METADATA)
 
     def _listed(self, address: IPAddress) -> bool:
         return any(address.version == net.version and address in net for net in self.allow_cidrs)
 
+    def public(self) -> AddressPolicy:
+        """What counts as a public address: the built-in rules with the listed ranges let through,
+        without ``allow_private``'s blanket (which opens this server's way to private addresses,
+        not a third party's view of them)."""
+        return AddressPolicy(allow_cidrs=self.allow_cidrs)
+
     def refusal(self, address: IPAddress) -> str | None:
         """The rule that refuses address (e.g. 'loopback address'), or None when it is allowed."""
         if self.allow_private:
-            return None
+            bare = _unscoped(address)
+            return None if self._listed(bare) else self._metadata_refusal(bare)
         if isinstance(address, ipaddress.IPv6Address) and address.scope_id:
             # A scoped address names a local interface: local by definition.
             address = ipaddress.IPv6Address(address.compressed.split("%", 1)[0])
@@ -208,9 +238,20 @@ class AddressPolicy:
             return self._ipv4_refusal(address)
         return self._ipv6_refusal(address)
 
+    def _metadata_refusal(self, address: IPAddress) -> str | None:
+        """The rule that refuses address as a cloud metadata service (itself, or an IPv6 form that
+        carries one not listed), else None."""
+        if address in CLOUD_METADATA:
+            return _METADATA_RULE
+        if isinstance(address, ipaddress.IPv6Address) and (embedding := _embedded_ipv4(address)):
+            for ipv4 in embedding.ipv4s:
+                if ipv4 in CLOUD_METADATA and not self._listed(ipv4):
+                    return f"{embedding.form} form of a {_METADATA_RULE}"
+        return None
+
     def _ipv4_refusal(self, address: ipaddress.IPv4Address) -> str | None:
         if address in CLOUD_METADATA:
-            return "cloud metadata endpoint"
+            return _METADATA_RULE
         for network, rule in _V4_RULES:
             if address in network:
                 return rule
@@ -220,7 +261,7 @@ class AddressPolicy:
 
     def _ipv6_refusal(self, address: ipaddress.IPv6Address) -> str | None:
         if address in CLOUD_METADATA:
-            return "cloud metadata endpoint"
+            return _METADATA_RULE
         for network, rule in _V6_RULES[:2]:  # :: and ::1 sit inside the IPv4-compatible range
             if address in network:
                 return rule
@@ -245,7 +286,7 @@ class AddressPolicy:
 
     def check_name(self, host: str) -> None:
         """Raise BlockedAddress when host is a cloud metadata name; no lookup is involved."""
-        if self.allow_private:
+        if self._metadata_listed:
             return
         listed = metadata_name(host)
         if listed is None:
@@ -255,7 +296,7 @@ class AddressPolicy:
         raise BlockedAddress(
             f"refusing to connect to {shown}: it is a cloud metadata endpoint name{which}, refused "
             "without looking it up.",
-            parameters=("allow_private",),
+            parameters=("allow_cidrs",),
         )
 
     def check(self, address: IPAddress, host: str | None = None) -> None:
@@ -264,9 +305,12 @@ class AddressPolicy:
         if rule is None:
             return
         about = f" (host {host})" if host and literal_ip(host) != address else ""
+        # The way out, most specific first: a listed range; allow_private never opens a metadata
+        # service, so it is not offered for one.
+        metadata = self._metadata_refusal(_unscoped(address)) is not None
         raise BlockedAddress(
             f"{refusal_text(address, rule, about)}.",
-            parameters=("allow_private", "allow_cidrs"),
+            parameters=("allow_cidrs",) if metadata else ("allow_cidrs", "allow_private"),
         )
 
 

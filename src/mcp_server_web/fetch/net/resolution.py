@@ -12,8 +12,15 @@ from typing import Protocol
 
 import anyio
 
-from mcp_server_web.errors import HTTPStatusError
-from mcp_server_web.fetch.net.addresses import AddressPolicy, IPAddress, literal_ip
+from mcp_server_web.errors import BlockedAddress, HTTPStatusError
+from mcp_server_web.fetch.net.addresses import (
+    AddressPolicy,
+    IPAddress,
+    described,
+    literal_ip,
+    shortened,
+    with_article,
+)
 
 
 class Resolver(Protocol):
@@ -60,3 +67,41 @@ async def vet_host(host: str, port: int, resolver: Resolver, policy: AddressPoli
     for address in addresses:
         policy.check(address, host)
     return addresses
+
+
+def check_unresolved(host: str, policy: AddressPolicy) -> None:
+    """Refuse what can be refused of host without a lookup: an IP literal by the policy, a cloud
+    metadata name by name. For a proxy handed the name unresolved (``allow_private``, where only
+    the proxy may be able to resolve outside names): the metadata services stay closed there too."""
+    literal = literal_ip(host)
+    if literal is not None:
+        policy.check(literal, host)
+    else:
+        policy.check_name(host)
+
+
+async def private_destination(host: str, port: int, resolver: Resolver, policy: AddressPolicy) -> str | None:
+    """Why host is no public destination under policy (a phrase naming it, the address and the
+    rule), or None when every address it resolves to passes.
+
+    For a URL about to be handed to someone else (a read-through provider), with the policy of
+    what counts as public (``AddressPolicy.public``). A host that cannot be resolved here is not
+    public either: where it leads cannot be told.
+    """
+    shown = shortened(host)
+    literal = literal_ip(host)
+    try:
+        if literal is None:
+            policy.check_name(host)
+        addresses = [literal] if literal is not None else await resolver.resolve(host, port)
+    except BlockedAddress:
+        return f"{shown} is a cloud metadata endpoint name"
+    except HTTPStatusError:
+        return f"{shown} could not be resolved here to tell whether it is public"
+    for address in addresses:
+        rule = policy.refusal(address)
+        if rule is not None:
+            if literal is not None:
+                return f"{shown} is {with_article(rule)}"
+            return f"{shown} resolves to {described(address, rule)}"
+    return None

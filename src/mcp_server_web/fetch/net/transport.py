@@ -20,7 +20,7 @@ from mcp_server_web.errors import ConfigError, WebToolError
 from mcp_server_web.fetch.net.addresses import AddressPolicy
 from mcp_server_web.fetch.net.pinned_proxy import PINNED_ADDRESS, PinnedProxyPool
 from mcp_server_web.fetch.net.proxy import ProxyRoutes
-from mcp_server_web.fetch.net.resolution import Resolver, vet_host
+from mcp_server_web.fetch.net.resolution import Resolver, check_unresolved, vet_host
 from mcp_server_web.fetch.net.urls import resolve_redirect
 
 
@@ -150,9 +150,10 @@ class GuardedTransport(httpx.AsyncBaseTransport):
     from the request line, so a name-based virtual host on plain http:// may see the address as
     its Host; https:// is unaffected (Host travels inside the tunnel).
 
-    When the policy allows private addresses nothing is vetted, so nothing is resolved beforehand: the
-    proxy is handed the name and resolves it. That also suits setups where only the proxy can
-    resolve outside names.
+    When the policy allows private addresses nothing is resolved beforehand: the proxy is handed
+    the name and resolves it, which suits setups where only the proxy can resolve outside names.
+    What needs no lookup is still refused first: IP literals of the metadata services, and their
+    names (``check_unresolved``).
     """
 
     def __init__(
@@ -194,11 +195,13 @@ class GuardedTransport(httpx.AsyncBaseTransport):
         proxy_url = self._routes.proxy_for(request.url)
         if proxy_url is None:
             return await self._direct.handle_async_request(request)
+        host = request.url.raw_host.decode("ascii")
         if not self._policy.allow_private:
             port = request.url.port or (443 if request.url.scheme == "https" else 80)
-            host = request.url.raw_host.decode("ascii")
             addresses = await vet_host(host, port, self._resolver, self._policy)
             request.extensions = {**request.extensions, PINNED_ADDRESS: str(addresses[0])}
+        else:
+            check_unresolved(host, self._policy)
         return await self._proxied[proxy_url].handle_async_request(request)
 
     async def aclose(self) -> None:
