@@ -16,7 +16,7 @@ import pytest
 
 from mcp_server_web.errors import RobotsDisallowed, TooLarge
 from mcp_server_web.fetch import BrowserProxy, ProxyRoutes, RenderConfig, Renderer
-from mcp_server_web.fetch.browser.renderer import process_tree
+from mcp_server_web.fetch.browser.processes import process_tree
 from mcp_server_web.fetch.net.addresses import AddressPolicy
 from mcp_server_web.fetch.net.resolution import SystemResolver
 from tests.fetch.test_browser_proxy import Listener
@@ -296,12 +296,16 @@ async def test_closing_the_renderer_leaves_no_browser_process(origin: QuickOrigi
 
 
 async def test_a_browser_holding_too_much_memory_is_started_afresh(origin: QuickOrigin) -> None:
+    # Under a one-byte allowance every render is stopped (the page, or the browser when it holds
+    # the most), and the browser is not kept for the next render.
     url = origin.serve("/", "<html><body><p>Rendered under a tiny memory allowance.</p></body></html>")
     rendering = make_renderer(max_memory_bytes=1)
     try:
-        await rendering.render(url)
+        with pytest.raises(TooLarge, match="MB of memory"):
+            await rendering.render(url)
         assert not rendering.status().running, "retired as soon as its render ended"
-        await rendering.render(url)
+        with pytest.raises(TooLarge, match="MB of memory"):
+            await rendering.render(url)
         assert rendering.status().launches == 2
     finally:
         await rendering.aclose()

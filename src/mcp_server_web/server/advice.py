@@ -22,6 +22,7 @@ _SETTING_OF = {
     "memory_limit": "conversion_max_mb",
     "render_timeout": "render_timeout",
     "render_concurrency": "render_concurrency",
+    "render_memory": "render_max_mb",
 }
 
 
@@ -47,6 +48,7 @@ _ADVICE: dict[tuple[str, tuple[str, ...]], str] = {
         f"Set {_env('allow_private')}=true, or add the range to {_env('allow_cidrs')}, to allow it."
     ),
     ("too_large", ("max_response_bytes",)): f"Raise {_env('max_response_bytes')} to allow larger responses.",
+    ("too_large", ("render_memory",)): f"{_env('render_memory')} sets that allowance.",
     ("too_large", ("memory_limit",)): (
         f"{_env('memory_limit')} sets that limit; main_content=false or format=text may need less."
     ),

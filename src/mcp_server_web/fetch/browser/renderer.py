@@ -19,7 +19,6 @@ import re
 import uuid
 from contextlib import suppress
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -33,6 +32,8 @@ from mcp_server_web.errors import (
     WebToolError,
 )
 from mcp_server_web.fetch.browser.launch import CHROMIUM_ARGS, CONTEXT_BYPASS
+from mcp_server_web.fetch.browser.memory import MemoryWatch
+from mcp_server_web.fetch.browser.processes import browser_pid, kill_tree, lower_priority, tree_memory
 from mcp_server_web.fetch.browser.proxy import BrowserProxy, ProxySession
 from mcp_server_web.fetch.net.addresses import shortened
 from mcp_server_web.fetch.net.decode import describe_size
@@ -55,6 +56,10 @@ _POLL = 0.2
 MAX_ELEMENTS = 200_000
 """A rendered DOM with more elements than this is refused rather than serialised."""
 _CLOSE_TIMEOUT = 5.0
+BROWSER_NICENESS = 5
+"""The browser runs below the server's CPU priority (as the conversion workers do): a page's
+scripts, however busy, cannot starve the server's calls or the thread that watches the browser's
+memory."""
 
 # The DOM as HTML, open shadow roots included as declarative shadow DOM (which the document half
 # shows, as a browser does); null when it has more elements than the limit or more characters.
@@ -102,7 +107,9 @@ class RenderConfig:
     max_renders: int = 100
     """Renders after which the browser is started afresh."""
     max_memory_bytes: int = 1024 * _MB
-    """Resident memory of the browser's processes above which it is started afresh."""
+    """Private memory the browser's processes may hold together (processes.private_memory): while
+    a page renders, past it the page holding the most is stopped (memory.py); after a render, past
+    it the browser is started afresh."""
     ignore_https_errors: bool = False
     """For tests that serve https from 127.0.0.1 with their own certificate."""
 
@@ -132,13 +139,24 @@ class RendererStatus:
 class _Instance:
     """One launched browser and its bookkeeping."""
 
-    def __init__(self, browser: Browser, marker: str) -> None:
+    def __init__(self, browser: Browser, marker: str, memory_allowance: int) -> None:
         self.browser = browser
         self.marker = marker
-        self.pid = _browser_pid(marker)
+        self.pid = browser_pid(marker)
+        self.watch = None if self.pid is None else MemoryWatch(self.pid, memory_allowance)
         self.renders = 0
         self.active = 0
         self.retired = False
+
+    def stops(self) -> int:
+        """Pages stopped for their memory so far, the browser itself counting as one."""
+        if self.watch is None:
+            return 0
+        return self.watch.stopped_pages + int(self.watch.stopped_browser)
+
+
+class _PageCrashed(Exception):
+    """The page's process ended while it rendered (killed for its memory, or crashed)."""
 
 
 class Renderer:
@@ -217,6 +235,7 @@ class Renderer:
     ) -> RenderedPage:
         from playwright.async_api import Error as PlaywrightError
 
+        stops = instance.stops()
         try:
             async with self._proxy.session(max_bytes=self._config.max_bytes) as session:
                 context = await instance.browser.new_context(**self._context_options(session))
@@ -226,9 +245,15 @@ class Renderer:
                     # A browser that is gone has no context left to close; it is replaced below.
                     with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True), suppress(PlaywrightError):
                         await context.close()
+        except _PageCrashed:
+            if instance.stops() > stops:
+                raise self._over_memory(url) from None
+            raise ExtractionFailed(f"the browser's page crashed while rendering {shortened(url)}.") from None
         except PlaywrightError as exc:
             if not instance.browser.is_connected():
                 instance.retired = True
+                if instance.stops() > stops:
+                    raise self._over_memory(url) from None
                 raise ExtractionFailed(
                     f"the browser stopped while rendering {shortened(url)}; "
                     "it is started again for the next render."
@@ -238,6 +263,13 @@ class Renderer:
             ) from None
         finally:
             await self._release(instance)
+
+    def _over_memory(self, url: str) -> TooLarge:
+        return TooLarge(
+            f"the page {shortened(url)} took more than the {self._config.max_memory_bytes // _MB} MB of "
+            "memory the browser may use while it renders, so it was stopped.",
+            parameters=("render_memory",),
+        )
 
     def _context_options(self, session: ProxySession) -> dict[str, Any]:
         options: dict[str, Any] = {
@@ -266,6 +298,8 @@ class Renderer:
             if current is None:
                 current = self._current = await self._launch()
             current.active += 1
+            if current.watch is not None:
+                current.watch.rendering(True)
             return current
 
     async def _release(self, instance: _Instance) -> None:
@@ -273,9 +307,11 @@ class Renderer:
             instance.active -= 1
             instance.renders += 1
             self._renders += 1
+            if instance.watch is not None and instance.active == 0:
+                instance.watch.rendering(False)
             if instance.renders >= self._config.max_renders:
                 instance.retired = True
-            elif instance.pid is not None and _tree_memory(instance.pid) > self._config.max_memory_bytes:
+            elif instance.pid is not None and tree_memory(instance.pid) > self._config.max_memory_bytes:
                 logger.info(
                     "browser memory over %s: starting it afresh", describe_size(self._config.max_memory_bytes)
                 )
@@ -315,7 +351,9 @@ class Renderer:
                     continue
                 raise ExtractionFailed(f"the browser could not be started: {_first_line(exc)}.") from None
         self._launches += 1
-        instance = _Instance(browser, marker)
+        instance = _Instance(browser, marker, self._config.max_memory_bytes)
+        if instance.pid is not None:
+            lower_priority(instance.pid, BROWSER_NICENESS)
         logger.info(
             "browser started (%s, pid %s)", self._config.executable or "Playwright's Chromium", instance.pid
         )
@@ -339,6 +377,7 @@ class _Load:
         self.deadline = deadline
         self.hop_check = hop_check
         self.in_flight = 0
+        self.crashed = False
         self.last_activity = anyio.current_time()
         self.limit = max(deadline - anyio.current_time(), 0.0)
         # Time kept back from waiting for the page, to read it.
@@ -355,6 +394,7 @@ class _Load:
             await self.hop_check(self.url)
         await self.context.route("**/*", self._route)
         page = await self.context.new_page()
+        page.on("crash", self._crashed)
         self.context.on("page", _close_popup)
         page.on("request", self._started)
         page.on("requestfinished", self._ended)
@@ -371,6 +411,8 @@ class _Load:
             ) from None
         except PlaywrightError as exc:
             self._raise_refusal(self.url)
+            if self.crashed:
+                raise _PageCrashed from None
             if "Download is starting" in exc.message:
                 raise NotAPage(self.url) from None
             raise HTTPStatusError(
@@ -442,6 +484,9 @@ class _Load:
                 return
         await route.continue_()
 
+    def _crashed(self, page: Page) -> None:
+        self.crashed = True
+
     def _started(self, request: Request) -> None:
         self.in_flight += 1
         self.last_activity = anyio.current_time()
@@ -456,11 +501,13 @@ class _Load:
 
         text_length, steady_since = -1, anyio.current_time()
         while self.remaining() > self.reserve:
+            if self.crashed:
+                raise _PageCrashed
             now = anyio.current_time()
             try:
                 length = int(await page.evaluate(_TEXT_LENGTH_JS))
             except PlaywrightError:
-                length = -1  # navigating: the document is being replaced
+                length = -1  # navigating (the document is being replaced), or crashed (seen above)
             if length != text_length:
                 text_length, steady_since = length, now
             if length > 0 and not self.session.over_budget:
@@ -485,6 +532,8 @@ class _Load:
                 parameters=("render_timeout",),
             ) from None
         except PlaywrightError as exc:
+            if self.crashed:
+                raise _PageCrashed from None
             raise ExtractionFailed(
                 f"the rendered page of {shortened(self.url)} could not be read: {_first_line(exc)}."
             ) from None
@@ -510,11 +559,13 @@ async def _close_popup(page: Page) -> None:
 async def _close_browser(instance: _Instance) -> None:
     from playwright.async_api import Error as PlaywrightError
 
+    if instance.watch is not None:
+        instance.watch.close()
     with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True):
         with contextlib.suppress(PlaywrightError):
             await instance.browser.close()
-    if instance.pid is not None and _browser_pid(instance.marker) == instance.pid:
-        _kill_tree(instance.pid)  # a browser that did not close in time
+    if instance.pid is not None and browser_pid(instance.marker) == instance.pid:
+        kill_tree(instance.pid)  # a browser that did not close in time
 
 
 def _first_line(exc: BaseException) -> str:
@@ -527,72 +578,3 @@ def _first_line(exc: BaseException) -> str:
 
 def _can_sandbox() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() != 0
-
-
-# --- the browser's processes (Linux /proc; elsewhere these find nothing and do nothing) ----------
-
-
-def _browser_pid(marker: str) -> int | None:
-    """The browser's main process: the innermost one whose command line carries this launch's
-    marker (a distribution's launcher script, e.g. Debian's, runs the browser as its child)."""
-    carrying = set()
-    for entry in _proc_entries():
-        try:
-            if marker.encode() in (entry / "cmdline").read_bytes():
-                carrying.add(int(entry.name))
-        except OSError:
-            continue
-    tree = _children() if len(carrying) > 1 else {}
-    innermost = [pid for pid in carrying if not carrying.intersection(tree.get(pid, ()))]
-    return min(innermost) if innermost else None
-
-
-def _proc_entries() -> list[Path]:
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return []
-    return [entry for entry in proc.iterdir() if entry.name.isdigit()]
-
-
-def _children() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = {}
-    for entry in _proc_entries():
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # The command name is in parentheses and may contain spaces: the fields follow the last ")".
-        fields = stat[stat.rfind(")") + 2 :].split()
-        tree.setdefault(int(fields[1]), []).append(int(entry.name))
-    return tree
-
-
-def process_tree(pid: int) -> list[int]:
-    """pid and every process below it."""
-    tree, found, stack = _children(), [], [pid]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack.extend(tree.get(current, ()))
-    return found
-
-
-def _tree_memory(pid: int) -> int:
-    page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-    total = 0
-    for member in process_tree(pid):
-        try:
-            total += int(Path(f"/proc/{member}/statm").read_text().split()[1]) * page
-        except (OSError, IndexError, ValueError):
-            continue
-    return total
-
-
-def _kill_tree(pid: int) -> None:
-    import signal
-
-    for member in reversed(process_tree(pid)):
-        try:
-            os.kill(member, signal.SIGKILL)
-        except OSError:
-            continue
