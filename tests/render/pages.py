@@ -171,3 +171,30 @@ function grow() {{
   setTimeout(grow, 0);
 }}
 grow();""")
+
+
+AWAY_TEXT = "This page sends its reader elsewhere, but its own text is what a reader came for."
+
+
+def navigates_away(how: str, target: str) -> str:
+    """A page whose main frame goes to target as soon as it loads: by a meta refresh, a script's
+    location change, or a form it submits itself."""
+    head = f'<meta http-equiv="refresh" content="0; url={target}">' if how == "meta-refresh" else ""
+    script = {
+        "meta-refresh": "",
+        "location": f"<script>location.href = {target!r};</script>",
+        "form": f"""<form id="go" method="post" action="{target}"><input name="q" value="1"></form>
+<script>document.getElementById('go').submit();</script>""",
+    }[how]
+    return f"""<!doctype html><html><head><title>Leaving</title>{head}</head><body>
+<article><h1>Before leaving</h1><p>{AWAY_TEXT}</p></article>{script}</body></html>"""
+
+
+NEVER_YIELDS_TEXT = "Some text the download already has, before a script that never yields."
+
+
+def never_yields() -> str:
+    """A page whose script takes the main thread for good: nothing can be read from it."""
+    return f"""<!doctype html><html><head><title>Busy</title></head><body>
+<div id="app"><p>{NEVER_YIELDS_TEXT}</p></div><script>while (true) {{}}</script>
+{"<script>/* bundle */</script>" * 3}</body></html>"""

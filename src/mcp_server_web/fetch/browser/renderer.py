@@ -24,9 +24,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_server_web.errors import (
+    BlockedAddress,
     ExtractionFailed,
     FetchTimeout,
     HTTPStatusError,
+    InvalidURL,
     RobotsDisallowed,
     TooLarge,
     WebToolError,
@@ -240,7 +242,8 @@ class Renderer:
             async with self._proxy.session(max_bytes=self._config.max_bytes) as session:
                 context = await instance.browser.new_context(**self._context_options(session))
                 try:
-                    return await _Load(context, session, url, deadline, hop_check).run()
+                    load = _Load(context, session, url, deadline, hop_check, self._proxy.check)
+                    return await load.run()
                 finally:
                     # A browser that is gone has no context left to close; it is replaced below.
                     with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True), suppress(PlaywrightError):
@@ -370,12 +373,16 @@ class _Load:
         url: str,
         deadline: float,
         hop_check: HopCheck | None,
+        address_check: HopCheck,
     ) -> None:
         self.context = context
         self.session = session
         self.url = str(parse_url(url))
         self.deadline = deadline
         self.hop_check = hop_check
+        self.address_check = address_check
+        self.refused_navigations: list[str] = []
+        """Why each place the page tried to go to was refused (notes for the caller)."""
         self.in_flight = 0
         self.crashed = False
         self.last_activity = anyio.current_time()
@@ -436,6 +443,7 @@ class _Load:
                 f"The page's scripts were still loading or changing it after {self.limit:g} seconds; "
                 "this is the page as it stood then."
             )
+        notes.extend(self.refused_navigations)
         if self.session.over_budget:
             notes.append(
                 f"The page stopped loading at {describe_size(self.session.max_bytes)}, the size "
@@ -470,19 +478,38 @@ class _Load:
         if request.resource_type in BLOCKED_RESOURCES:
             await route.abort("blockedbyclient")
             return
-        if (
-            self.hop_check is not None
-            and request.is_navigation_request()
-            and request.frame.parent_frame is None
-            and request.url != self.url
-        ):
-            # The main frame going elsewhere (a script's location change): robots.txt applies there too.
-            try:
-                await self.hop_check(request.url)
-            except RobotsDisallowed:
-                await route.abort("blockedbyclient")
+        if request.is_navigation_request() and request.frame.parent_frame is None and request.url != self.url:
+            # The main frame going elsewhere (a meta refresh, a script's location change, a form it
+            # submits). Where it may not go, the navigation is cancelled ("aborted" commits no
+            # error page), so the page stays as it was rather than become the refusal.
+            refusal = await self._refusal_of(request.url)
+            if refusal is not None:
+                self._refuse_navigation(request.url, refusal)
+                await route.abort("aborted")
                 return
         await route.continue_()
+
+    async def _refusal_of(self, url: str) -> WebToolError | None:
+        """Why the main frame may not go to url (the address policy, then robots.txt), if it may not."""
+        try:
+            await self.address_check(url)
+            if self.hop_check is not None:
+                await self.hop_check(url)
+        except (BlockedAddress, RobotsDisallowed, HTTPStatusError, InvalidURL) as refusal:
+            return refusal
+        return None
+
+    def _refuse_navigation(self, url: str, refusal: WebToolError) -> None:
+        try:
+            host = parse_url(url).host.lower()
+        except WebToolError:
+            host = ""
+        # A redirect of the page itself is refused the same way: its load then reports why.
+        self.session.refusals.setdefault(host, refusal)
+        self.refused_navigations.append(
+            f"The page tried to go to {shortened(url)}, which was refused ({refusal.message.rstrip('.')}); "
+            "this is the page as it was before."
+        )
 
     def _crashed(self, page: Page) -> None:
         self.crashed = True
@@ -504,10 +531,20 @@ class _Load:
             if self.crashed:
                 raise _PageCrashed
             now = anyio.current_time()
-            try:
-                length = int(await page.evaluate(_TEXT_LENGTH_JS))
-            except PlaywrightError:
-                length = -1  # navigating (the document is being replaced), or crashed (seen above)
+            # A script that never yields holds the page's main thread, where this runs: the wait
+            # ends with the time, not with the page.
+            with anyio.move_on_after(max(self.remaining() - self.reserve, 0.0)) as probe:
+                try:
+                    length = int(await page.evaluate(_TEXT_LENGTH_JS))
+                except PlaywrightError:
+                    length = -1  # navigating (the document is being replaced), or crashed (seen above)
+            if probe.cancelled_caught:
+                raise FetchTimeout(
+                    f"the scripts of {shortened(self.url)} kept the page busy without a pause until "
+                    f"the {self.limit:g}-second render limit (a script that never yields), so it could "
+                    "not be read.",
+                    parameters=("render_timeout",),
+                )
             if length != text_length:
                 text_length, steady_since = length, now
             if length > 0 and not self.session.over_budget:
