@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,10 +87,14 @@ class PeakMemory:
     processes below ``root`` whose command line carries ``marker``, sampled every ``interval``
     seconds by a thread of its own (so a busy event loop cannot make it miss a peak) while the
     ``with`` block runs. Read from /proc by the test itself, independently of what the code under
-    test measures. ``peak_rss_mib`` is the summed VmRSS at its own peak, for the record."""
+    test measures. Processes in ``others`` (another test's, still there) are left out.
+    ``peak_rss_mib`` is the summed VmRSS at its own peak, for the record."""
 
-    def __init__(self, root: int, marker: bytes, interval: float = 0.01) -> None:
+    def __init__(
+        self, root: int, marker: bytes, *, others: Collection[int] = (), interval: float = 0.01
+    ) -> None:
         self.root, self.marker, self.interval = root, marker, interval
+        self._others = frozenset(others)
         self.peak_mib = 0.0
         self.peak_rss_mib = 0.0
         self.samples = 0
@@ -100,7 +105,7 @@ class PeakMemory:
         """(private, resident) memory of the processes now, MiB."""
         private = resident = 0
         for pid in descendants(self.root):
-            if self.marker in command_line(pid):
+            if pid not in self._others and self.marker in command_line(pid):
                 private += (status_kib(pid, "RssAnon") or 0) + (status_kib(pid, "RssShmem") or 0)
                 resident += status_kib(pid, "VmRSS") or 0
         return private / 1024, resident / 1024

@@ -44,6 +44,9 @@ from mcp_server_web.state import StateBackend
 
 TOOLS: tuple[ToolSpec, ...] = (tools.WEB_SEARCH_TOOL, HTTP_REQUEST_TOOL, tools.WEB_FETCH_TOOL)
 """Every tool the server has, in the order of tools/list; MCP_WEB_TOOLS picks among them."""
+_CLOSE_BOUND = 20.0
+"""Seconds the closing of a server's clients, browser and state may take at most (the browser's
+close waits up to 5 s for the browser, then 5 s for Playwright's driver)."""
 
 INSTRUCTIONS = (
     "Web tools. web_search finds pages; web_fetch reads a URL and returns its main content as "
@@ -152,12 +155,15 @@ def build_server(
             finally:
                 background.cancel_scope.cancel()
                 converters.close()
-                await search.aclose()
-                if third_parties is not None:
-                    await third_parties.aclose()
-                if browser is not None:
-                    await browser.aclose()
-                await state.aclose()
+                # Shielded: a server run in-process ends by being cancelled, and an unfinished close
+                # would leave the browser and its driver running. Bounded all the same.
+                with anyio.move_on_after(_CLOSE_BOUND, shield=True):
+                    await search.aclose()
+                    if third_parties is not None:
+                        await third_parties.aclose()
+                    if browser is not None:
+                        await browser.aclose()
+                    await state.aclose()
 
     # In this order in tools/list.
     registered = [spec.to_tool() for spec in TOOLS if spec.name in settings.tools]
