@@ -27,6 +27,7 @@ from mcp_server_web.fetch import (
 )
 from mcp_server_web.providers import LazyChain
 from mcp_server_web.server import tools
+from mcp_server_web.server.callers import NamedCallers
 from mcp_server_web.server.capabilities import serve_only_what_exists
 from mcp_server_web.server.compose import (
     fetch_config,
@@ -181,6 +182,7 @@ def build_server(
         middleware=[
             ToolSelection(settings.tools, {spec.name: spec.tool for spec in prompts}),
             ConcurrencyLimit(settings.max_concurrency),
+            NamedCallers(),
         ],
         log_level=settings.log_level.upper(),  # type: ignore[arg-type]
         # The tool and prompt lists never change while the server runs: nothing to listen for.

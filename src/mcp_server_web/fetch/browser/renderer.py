@@ -5,9 +5,10 @@ The browser starts on the first render and is reused; it is started again after 
 ``RenderConfig.max_memory_bytes``; it is closed with the renderer. Each render gets a fresh
 context (no cookies, storage or cache from another) whose only way out is its own ProxySession
 (proxy.py), and at most ``concurrency`` renders run at once, the others waiting their turn within
-their own deadline. Images, media and fonts are not loaded; service workers, downloads and popups
-are refused. A page is read once its network is quiet, or once its text stops changing, or at the
-deadline when its scripts never settle, provided it has text by then.
+their own deadline, shared fairly between the clients the caller names (slots.py). Images, media
+and fonts are not loaded; service workers, downloads and popups are refused. A page is read once
+its network is quiet, or once its text stops changing, or at the deadline when its scripts never
+settle, provided it has text by then.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from mcp_server_web.fetch.browser.launch import CHROMIUM_ARGS, CONTEXT_BYPASS
 from mcp_server_web.fetch.browser.memory import MemoryWatch
 from mcp_server_web.fetch.browser.processes import browser_pid, kill_tree, lower_priority, tree_memory
 from mcp_server_web.fetch.browser.proxy import BrowserProxy, ProxySession
+from mcp_server_web.fetch.browser.slots import FairSlots, current_client
 from mcp_server_web.fetch.net.addresses import shortened
 from mcp_server_web.fetch.net.decode import describe_size
 from mcp_server_web.fetch.net.urls import parse_url
@@ -167,7 +169,7 @@ class Renderer:
     def __init__(self, config: RenderConfig, proxy: BrowserProxy) -> None:
         self._config = config
         self._proxy = proxy
-        self._slots = anyio.Semaphore(config.concurrency)
+        self._slots = FairSlots(config.concurrency)
         self._lock = anyio.Lock()
         self._playwright: Playwright | None = None
         self._current: _Instance | None = None
@@ -210,13 +212,16 @@ class Renderer:
         """
         limit = self._config.timeout
         deadline = anyio.current_time() + limit
+        client = current_client()
         try:
             with anyio.fail_after(limit):
-                await self._slots.acquire()
+                await self._slots.acquire(client)
         except TimeoutError:
+            own = self._slots.held(client)
+            mine = f", of which one client may run {self._slots.share}, and this one ran {own}" if own else ""
             raise FetchTimeout(
                 f"no browser became free within the {limit:g}-second render limit "
-                f"({self._config.concurrency} renders at once).",
+                f"({self._config.concurrency} renders at once{mine}).",
                 parameters=("render_timeout", "render_concurrency"),
             ) from None
         try:
@@ -230,7 +235,7 @@ class Renderer:
                 parameters=("render_timeout",),
             ) from None
         finally:
-            self._slots.release()
+            self._slots.release(client)
 
     async def _render_on(
         self, instance: _Instance, url: str, deadline: float, hop_check: HopCheck | None
