@@ -42,7 +42,6 @@ class MemoryWatch:
         self.peak = 0
         """The most memory a sample found, in bytes."""
         self._killed: set[int] = set()
-        self._kinds: dict[int, str] = {}
         self._rendering = threading.Event()
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
@@ -70,7 +69,6 @@ class MemoryWatch:
         total = sum(usage.values())
         self.peak = max(self.peak, total)
         self._killed &= usage.keys()
-        self._kinds = {member: kind for member, kind in self._kinds.items() if member in usage}
         if total <= self.allowance or self.stopped_browser:
             return
         # A process killed at the last sample may still be giving its memory back.
@@ -78,7 +76,7 @@ class MemoryWatch:
         if sum(living.values()) <= self.allowance:
             return
         largest = max(living, key=lambda member: living[member])
-        kind = self._kinds.setdefault(largest, process_kind(largest))
+        kind = process_kind(largest)  # read now: a page process takes its name a moment after it starts
         if kind == "renderer":
             kill(largest)
             self._killed.add(largest)

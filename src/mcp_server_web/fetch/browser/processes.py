@@ -16,8 +16,10 @@ _Children = Callable[[int], list[int]]
 
 
 def browser_pid(marker: str) -> int | None:
-    """The browser's main process: the innermost one whose command line carries this launch's
-    marker (a distribution's launcher script, e.g. Debian's, runs the browser as its child)."""
+    """The browser's main process: the innermost program whose command line carries this launch's
+    marker. A distribution's launcher script (e.g. Debian's) runs the browser as its child, and
+    for a moment each helper process the browser starts is a fork of it, the same program with
+    the same command line: a process is the browser only when its parent runs another program."""
     carrying = set()
     for entry in _proc_entries():
         try:
@@ -26,8 +28,20 @@ def browser_pid(marker: str) -> int | None:
         except OSError:
             continue
     tree = _all_children() if len(carrying) > 1 else {}
+    parents = {child: parent for parent, children in tree.items() for child in children}
+    carrying = {
+        pid for pid in carrying if parents.get(pid) not in carrying or _program(parents[pid]) != _program(pid)
+    }
     innermost = [pid for pid in carrying if not carrying.intersection(tree.get(pid, ()))]
     return min(innermost) if innermost else None
+
+
+def _program(pid: int) -> str | None:
+    """The executable pid runs (None when that cannot be read)."""
+    try:
+        return os.readlink(_PROC / str(pid) / "exe")
+    except OSError:
+        return None
 
 
 def process_tree(pid: int) -> list[int]:

@@ -17,6 +17,7 @@ import contextlib
 import logging
 import os
 import re
+import sys
 import uuid
 from contextlib import suppress
 from dataclasses import dataclass
@@ -362,6 +363,8 @@ class Renderer:
         instance = _Instance(browser, marker, self._config.max_memory_bytes)
         if instance.pid is not None:
             lower_priority(instance.pid, BROWSER_NICENESS)
+        elif sys.platform == "linux":
+            logger.warning("the browser's process was not found: its memory is not watched while it renders")
         logger.info(
             "browser started (%s, pid %s)", self._config.executable or "Playwright's Chromium", instance.pid
         )
