@@ -39,8 +39,6 @@ class MemoryWatch:
         """Page processes killed for their memory so far."""
         self.stopped_browser = False
         """Whether the browser itself was killed for its memory."""
-        self.peak = 0
-        """The most memory a sample found, in bytes."""
         self._killed: set[int] = set()
         self._rendering = threading.Event()
         self._closed = threading.Event()
@@ -67,7 +65,6 @@ class MemoryWatch:
         """One sample, and the stop it calls for."""
         usage = {member: private_memory(member) for member in process_tree(self.pid)}
         total = sum(usage.values())
-        self.peak = max(self.peak, total)
         self._killed &= usage.keys()
         if total <= self.allowance or self.stopped_browser:
             return
