@@ -369,6 +369,13 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("render_concurrency", "MCP_WEB_RENDER_CONCURRENCY", COUNT, "pages rendered at once"),
     Option(
+        "render_max_mb",
+        "MCP_WEB_RENDER_MAX_MB",
+        MEGABYTES,
+        "memory the browser's processes may hold while rendering (their private memory, summed), MB; "
+        "past it the page holding the most is stopped",
+    ),
+    Option(
         "conversion_max_mb",
         "MCP_WEB_CONVERSION_MAX_MB",
         MEGABYTES,
@@ -467,6 +474,7 @@ class Settings:
     browser: str | None = None
     render_timeout: float = 20.0
     render_concurrency: int = 2
+    render_max_mb: float = 1024.0
     conversion_max_mb: float = 1024.0
     fetch_fallback: tuple[str, ...] = ()
     provider_keys: Mapping[str, str] = field(default_factory=dict, repr=False, hash=False)
@@ -534,6 +542,10 @@ class Settings:
     @property
     def cache_max_bytes(self) -> int:
         return int(self.cache_max_mb * 1024 * 1024)
+
+    @property
+    def render_max_bytes(self) -> int:
+        return int(self.render_max_mb * 1024 * 1024)
 
     @property
     def conversion_max_bytes(self) -> int:

@@ -101,3 +101,100 @@ def loads_scripts(count: int) -> str:
     tags = "".join(f'<script src="/big{n}.js"></script>' for n in range(count))
     body = "<body><p>Text before the scripts.</p></body>"
     return f"<!doctype html><html><head><title>Scripts</title>{tags}</head>{body}</html>"
+
+
+HOG_LIMIT_MB = 1536
+"""Where the memory-hungry pages stop on their own (so a broken limit cannot take the machine)."""
+
+
+def _hog(script: str, *, note: str = "") -> str:
+    """A page with some text that allocates memory in its scripts and keeps its network busy and
+    its text changing, so it never settles: only a memory limit stops it before the deadline."""
+    return f"""<!doctype html><html><head><title>Hungry</title></head><body>
+<div id="app"><p>This page keeps taking memory while it renders.{note}</p><p id="count">0 MB</p></div>
+<script>
+setInterval(() => fetch('/poll').catch(() => 0), 100);
+const show = (text) => {{ document.getElementById('count').textContent = text; }};
+{script}
+</script>{"<script>/* bundle */</script>" * 3}</body></html>"""
+
+
+def array_buffers(limit_mb: int = HOG_LIMIT_MB) -> str:
+    """ArrayBuffers live outside the script heap, so --max-old-space-size does not bound them."""
+    return _hog(f"""const keep = []; let mb = 0;
+function grow() {{
+  for (let i = 0; i < 4 && mb < {limit_mb}; i++) {{
+    const chunk = new Uint8Array(16 << 20); chunk.fill(1); keep.push(chunk); mb += 16;
+  }}
+  show(mb + ' MB');
+  setTimeout(grow, 0);
+}}
+grow();""")
+
+
+def workers(count: int = 4, limit_mb: int = HOG_LIMIT_MB) -> str:
+    """Web Workers, each its own script heap (the heap cap applies to each), each filling it."""
+    import json
+
+    each = limit_mb // count
+    worker = f"""const keep = []; let mb = 0;
+function grow() {{
+  for (let i = 0; i < 4 && mb < {each}; i++) {{
+    const numbers = new Array(1 << 20); for (let j = 0; j < numbers.length; j++) numbers[j] = j + 0.5;
+    keep.push(numbers); mb += 8;
+  }}
+  postMessage(mb);
+  setTimeout(grow, 0);
+}}
+grow();"""
+    return _hog(f"""const source = {json.dumps(worker)};
+const url = URL.createObjectURL(new Blob([source], {{type: 'text/javascript'}}));
+const sizes = [];
+for (let n = 0; n < {count}; n++) {{
+  const worker = new Worker(url);
+  worker.onmessage = (event) => {{ sizes[n] = event.data; show(sizes.join(' + ') + ' MB'); }};
+}}""")
+
+
+def wasm_memory(limit_mb: int = HOG_LIMIT_MB) -> str:
+    """One WebAssembly memory grown 16 MB at a time, every page of it written."""
+    return _hog(f"""const memory = new WebAssembly.Memory({{initial: 1, maximum: 65536}});
+let mb = 0;
+function grow() {{
+  for (let i = 0; i < 4 && mb < {limit_mb}; i++) {{
+    const end = memory.buffer.byteLength;
+    memory.grow(256);
+    new Uint8Array(memory.buffer, end).fill(1);
+    mb += 16;
+  }}
+  show(mb + ' MB');
+  setTimeout(grow, 0);
+}}
+grow();""")
+
+
+AWAY_TEXT = "This page sends its reader elsewhere, but its own text is what a reader came for."
+
+
+def navigates_away(how: str, target: str) -> str:
+    """A page whose main frame goes to target as soon as it loads: by a meta refresh, a script's
+    location change, or a form it submits itself."""
+    head = f'<meta http-equiv="refresh" content="0; url={target}">' if how == "meta-refresh" else ""
+    script = {
+        "meta-refresh": "",
+        "location": f"<script>location.href = {target!r};</script>",
+        "form": f"""<form id="go" method="post" action="{target}"><input name="q" value="1"></form>
+<script>document.getElementById('go').submit();</script>""",
+    }[how]
+    return f"""<!doctype html><html><head><title>Leaving</title>{head}</head><body>
+<article><h1>Before leaving</h1><p>{AWAY_TEXT}</p></article>{script}</body></html>"""
+
+
+NEVER_YIELDS_TEXT = "Some text the download already has, before a script that never yields."
+
+
+def never_yields() -> str:
+    """A page whose script takes the main thread for good: nothing can be read from it."""
+    return f"""<!doctype html><html><head><title>Busy</title></head><body>
+<div id="app"><p>{NEVER_YIELDS_TEXT}</p></div><script>while (true) {{}}</script>
+{"<script>/* bundle */</script>" * 3}</body></html>"""

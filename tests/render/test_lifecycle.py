@@ -109,3 +109,21 @@ async def test_over_http_sigterm_closes_the_browser_and_sigkill_leaves_no_orphan
             server.process.send_signal(ending)
             server.process.wait(timeout=20)
             assert _wait_gone(browser) == [], f"browser processes outlived the server after {ending.name}"
+
+
+async def test_an_in_memory_server_closes_its_browser_when_its_client_leaves() -> None:
+    # A server run in-process (the SDK's in-memory Client; a host embedding it) ends by being
+    # cancelled: its closing must still stop the browser and Playwright's driver.
+    from mcp_server_web.server.app import build_server
+    from tests.server.conftest import make_settings
+
+    choice = browser_or_skip()
+    before = set(_browser_processes(os.getpid()))
+    settings = make_settings(render="auto", render_timeout=10.0, browser=choice.executable)
+    with QuickOrigin() as origin:
+        async with Client(build_server(settings)) as client:
+            await _render(client, _serve_spa(origin))
+            started = [pid for pid in _browser_processes(os.getpid()) if pid not in before]
+            assert any(b"run-driver" in _command(pid) for pid in started)
+            assert any(b"chrom" in _command(pid) for pid in started)
+    assert _wait_gone(started) == []

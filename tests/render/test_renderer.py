@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import anyio
 import pytest
 
-from mcp_server_web.errors import RobotsDisallowed, TooLarge
+from mcp_server_web.errors import FetchTimeout, RobotsDisallowed, TooLarge
 from mcp_server_web.fetch import BrowserProxy, ProxyRoutes, RenderConfig, Renderer
-from mcp_server_web.fetch.browser.renderer import process_tree
+from mcp_server_web.fetch.browser.processes import process_tree
 from mcp_server_web.fetch.net.addresses import AddressPolicy
 from mcp_server_web.fetch.net.resolution import SystemResolver
 from tests.fetch.test_browser_proxy import Listener
@@ -296,12 +296,16 @@ async def test_closing_the_renderer_leaves_no_browser_process(origin: QuickOrigi
 
 
 async def test_a_browser_holding_too_much_memory_is_started_afresh(origin: QuickOrigin) -> None:
+    # Under a one-byte allowance every render is stopped (the page, or the browser when it holds
+    # the most), and the browser is not kept for the next render.
     url = origin.serve("/", "<html><body><p>Rendered under a tiny memory allowance.</p></body></html>")
     rendering = make_renderer(max_memory_bytes=1)
     try:
-        await rendering.render(url)
+        with pytest.raises(TooLarge, match="MB of memory"):
+            await rendering.render(url)
         assert not rendering.status().running, "retired as soon as its render ended"
-        await rendering.render(url)
+        with pytest.raises(TooLarge, match="MB of memory"):
+            await rendering.render(url)
         assert rendering.status().launches == 2
     finally:
         await rendering.aclose()
@@ -336,3 +340,53 @@ def test_doctor_names_the_browser_or_why_there_is_none() -> None:
     # Nothing on PATH and no Playwright browser cache: how to install one.
     empty = doctor(MCP_WEB_BROWSER="", PATH="/nonexistent", PLAYWRIGHT_BROWSERS_PATH="/nonexistent")
     assert "no browser was found: install one with" in empty
+
+
+@pytest.mark.parametrize("how", ["meta-refresh", "location", "form"])
+async def test_a_page_that_navigates_to_a_refused_address_is_kept_as_it_was(
+    renderer: Renderer, origin: QuickOrigin, how: str
+) -> None:
+    with Listener("127.0.0.2") as refused:
+        target = f"http://127.0.0.2:{refused.port}/elsewhere"
+        rendered = await renderer.render(origin.serve("/", pages.navigates_away(how, target)))
+        assert refused.accepted == 0
+    html = rendered.response.body.decode()
+    assert pages.AWAY_TEXT in html
+    assert rendered.response.final_url == origin.url("/")
+    assert any("127.0.0.2" in note and "refused" in note for note in rendered.notes), rendered.notes
+
+
+async def test_a_page_whose_script_never_yields_ends_at_the_deadline(origin: QuickOrigin) -> None:
+    # The control: a page whose scripts never settle but do yield is read at the deadline.
+    origin.serve("/poll", "{}", content_type="application/json")
+    rendering = make_renderer(timeout=3.0)
+    try:
+        started = time.monotonic()
+        await rendering.render(origin.serve("/live", pages.never_settles()))
+        control = time.monotonic() - started
+        started = time.monotonic()
+        with pytest.raises(FetchTimeout, match="never") as timed_out:
+            await rendering.render(origin.serve("/busy", pages.never_yields()))
+        elapsed = time.monotonic() - started
+        # The browser is still usable afterwards.
+        await rendering.render(origin.serve("/fine", "<p>An ordinary page after the busy one.</p>"))
+    finally:
+        await rendering.aclose()
+    assert timed_out.value.parameters == ("render_timeout",)
+    assert elapsed < control + 1.0, f"{elapsed:.1f} s, where a page read at its deadline took {control:.1f} s"
+
+
+async def test_a_page_that_navigates_where_robots_txt_disallows_is_kept_as_it_was(
+    renderer: Renderer, origin: QuickOrigin
+) -> None:
+    async def disallow_elsewhere(url: str) -> None:
+        if url.endswith("/elsewhere"):
+            raise RobotsDisallowed(f"robots.txt disallows {url}")
+
+    target = origin.url("/elsewhere")
+    origin.serve("/elsewhere", "<p>Where robots.txt says no reader goes.</p>")
+    url = origin.serve("/", pages.navigates_away("location", target))
+    rendered = await renderer.render(url, hop_check=disallow_elsewhere)
+    assert pages.AWAY_TEXT in rendered.response.body.decode()
+    assert origin.hits("/elsewhere") == 0
+    assert any("robots.txt disallows" in note for note in rendered.notes), rendered.notes

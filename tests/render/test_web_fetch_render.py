@@ -4,6 +4,7 @@ is used, what it says, how its document is cached and paginated, and every error
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -180,3 +181,46 @@ async def test_the_fuller_text_wins_when_the_render_reads_less(client: Client, o
     assert result.structured_content["via"] == "direct"
     assert "showed less text" in text_of(result)
     assert origin.hits("/main.js") == 1  # the browser did load the page
+
+
+async def test_a_page_that_navigates_to_a_refused_address_keeps_its_own_text(
+    client: Client, origin: QuickOrigin
+) -> None:
+    url = origin.serve("/", pages.navigates_away("location", "http://127.0.0.2:9/elsewhere"))
+    result = await client.call_tool("web_fetch", {"url": url, "render": "always"})
+    assert not result.is_error, text_of(result)
+    assert result.structured_content["via"] == "browser"
+    assert result.structured_content["final_url"] == url
+    assert pages.AWAY_TEXT in fenced_text(result)
+    assert "tried to go to http://127.0.0.2:9/elsewhere, which was refused" in text_of(result)
+
+
+async def test_a_page_whose_script_never_yields_is_answered_from_its_download(origin: QuickOrigin) -> None:
+    choice = browser_or_skip()
+    origin.serve("/poll", "{}", content_type="application/json")
+    async for client in connected(browser=choice.executable, render_timeout=3.0):
+        # The control: a page read at the render's deadline.
+        started = time.monotonic()
+        control = await client.call_tool(
+            "web_fetch", {"url": origin.serve("/live", pages.never_settles()), "render": "always"}
+        )
+        control_seconds = time.monotonic() - started
+        assert not control.is_error, text_of(control)
+
+        url = origin.serve("/busy", pages.never_yields())
+        started = time.monotonic()
+        result = await client.call_tool("web_fetch", {"url": url})
+        elapsed = time.monotonic() - started
+        assert not result.is_error, text_of(result)
+        assert result.structured_content["via"] == "direct"
+        assert pages.NEVER_YIELDS_TEXT in fenced_text(result)
+        assert "Rendering this page in a browser failed" in text_of(result)
+        assert "never yields" in text_of(result)
+        # Plus the download and the conversion, which take a fraction of a second.
+        assert elapsed < control_seconds + 1.5, (
+            f"{elapsed:.1f} s; a page read at its deadline: {control_seconds:.1f} s"
+        )
+
+        always = await client.call_tool("web_fetch", {"url": url, "render": "always"})
+        assert error_code(always) == "timeout"
+        assert "MCP_WEB_RENDER_TIMEOUT" in text_of(always)

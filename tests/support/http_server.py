@@ -77,18 +77,26 @@ def running_http_server(*args: str, **env: str) -> Iterator[RunningServer]:
 
 @asynccontextmanager
 async def http_client(
-    url: str, token: str | None = None, *, mode: str = "auto", **headers: str
+    url: str,
+    token: str | None = None,
+    *,
+    mode: str = "auto",
+    local_address: str | None = None,
+    **headers: str,
 ) -> AsyncIterator[Client]:
     """The SDK's Client over streamable HTTP, optionally with a bearer token; mode is the Client's
-    (``legacy``: the initialize handshake; ``auto``: server/discover first).
+    (``legacy``: the initialize handshake; ``auto``: server/discover first). local_address is the
+    loopback address its connections come from (another one looks like another machine).
 
     No session-terminating DELETE on close: the server is stateless, and a test that stops the
     server mid-call must not fail on the client's goodbye.
     """
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
+    transport = httpx2.AsyncHTTPTransport(local_address=local_address) if local_address else None
+    timeout = httpx2.Timeout(30, read=120)
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http,
+        httpx2.AsyncClient(headers=headers, timeout=timeout, transport=transport) as http,
         Client(
             streamable_http_client(url, http_client=http, terminate_on_close=False),
             mode=mode,  # type: ignore[arg-type]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,3 +72,56 @@ def read_tree(pid: int) -> TreeReading:
         rss += kib / 1024
         cpu += used
     return TreeReading(alive, int(threads), rss, (status_kib(pid, "VmRSS") or 0) / 1024, cpu)
+
+
+def command_line(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+class PeakMemory:
+    """The highest private memory (resident anonymous and shared memory, RssAnon + RssShmem: what
+    scripts allocate, without the program's own pages that every process maps) summed over the
+    processes below ``root`` whose command line carries ``marker``, sampled every ``interval``
+    seconds by a thread of its own (so a busy event loop cannot make it miss a peak) while the
+    ``with`` block runs. Read from /proc by the test itself, independently of what the code under
+    test measures. Processes in ``others`` (another test's, still there) are left out.
+    ``peak_rss_mib`` is the summed VmRSS at its own peak, for the record."""
+
+    def __init__(
+        self, root: int, marker: bytes, *, others: Collection[int] = (), interval: float = 0.01
+    ) -> None:
+        self.root, self.marker, self.interval = root, marker, interval
+        self._others = frozenset(others)
+        self.peak_mib = 0.0
+        self.peak_rss_mib = 0.0
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="peak-memory", daemon=True)
+
+    def sample(self) -> tuple[float, float]:
+        """(private, resident) memory of the processes now, MiB."""
+        private = resident = 0
+        for pid in descendants(self.root):
+            if pid not in self._others and self.marker in command_line(pid):
+                private += (status_kib(pid, "RssAnon") or 0) + (status_kib(pid, "RssShmem") or 0)
+                resident += status_kib(pid, "VmRSS") or 0
+        return private / 1024, resident / 1024
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            private, resident = self.sample()
+            self.peak_mib = max(self.peak_mib, private)
+            self.peak_rss_mib = max(self.peak_rss_mib, resident)
+            self.samples += 1
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()

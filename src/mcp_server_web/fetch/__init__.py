@@ -19,6 +19,7 @@ from mcp_server_web.fetch.browser.launch import (
 )
 from mcp_server_web.fetch.browser.proxy import BrowserProxy
 from mcp_server_web.fetch.browser.renderer import RenderConfig, RenderedPage, Renderer, RendererStatus
+from mcp_server_web.fetch.browser.slots import on_behalf_of
 from mcp_server_web.fetch.config import FetchConfig
 from mcp_server_web.fetch.doc.charset import decode_text, without_controls
 from mcp_server_web.fetch.doc.sniff import ContentKind, classify, valid_media_type
@@ -85,6 +86,7 @@ __all__ = [
     "decode_text",
     "describe_size",
     "find_browser",
+    "on_behalf_of",
     "outline",
     "parse_url",
     "playwright_installed",

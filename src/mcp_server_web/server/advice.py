@@ -22,6 +22,7 @@ _SETTING_OF = {
     "memory_limit": "conversion_max_mb",
     "render_timeout": "render_timeout",
     "render_concurrency": "render_concurrency",
+    "render_memory": "render_max_mb",
 }
 
 
@@ -51,6 +52,7 @@ _ADVICE: dict[tuple[str, tuple[str, ...]], str] = {
         "allow every private, loopback and link-local address)."
     ),
     ("too_large", ("max_response_bytes",)): f"Raise {_env('max_response_bytes')} to allow larger responses.",
+    ("too_large", ("render_memory",)): f"{_env('render_memory')} sets that allowance.",
     ("too_large", ("memory_limit",)): (
         f"{_env('memory_limit')} sets that limit; main_content=false or format=text may need less."
     ),

@@ -27,6 +27,7 @@ from mcp_server_web.fetch import (
 )
 from mcp_server_web.providers import LazyChain
 from mcp_server_web.server import tools
+from mcp_server_web.server.callers import NamedCallers
 from mcp_server_web.server.capabilities import serve_only_what_exists
 from mcp_server_web.server.compose import (
     fetch_config,
@@ -44,6 +45,9 @@ from mcp_server_web.state import StateBackend
 
 TOOLS: tuple[ToolSpec, ...] = (tools.WEB_SEARCH_TOOL, HTTP_REQUEST_TOOL, tools.WEB_FETCH_TOOL)
 """Every tool the server has, in the order of tools/list; MCP_WEB_TOOLS picks among them."""
+_CLOSE_BOUND = 20.0
+"""Seconds the closing of a server's clients, browser and state may take at most (the browser's
+close waits up to 5 s for the browser, then 5 s for Playwright's driver)."""
 
 INSTRUCTIONS = (
     "Web tools. web_search finds pages; web_fetch reads a URL and returns its main content as "
@@ -154,12 +158,15 @@ def build_server(
             finally:
                 background.cancel_scope.cancel()
                 converters.close()
-                await search.aclose()
-                if third_parties is not None:
-                    await third_parties.aclose()
-                if browser is not None:
-                    await browser.aclose()
-                await state.aclose()
+                # Shielded: a server run in-process ends by being cancelled, and an unfinished close
+                # would leave the browser and its driver running. Bounded all the same.
+                with anyio.move_on_after(_CLOSE_BOUND, shield=True):
+                    await search.aclose()
+                    if third_parties is not None:
+                        await third_parties.aclose()
+                    if browser is not None:
+                        await browser.aclose()
+                    await state.aclose()
 
     # In this order in tools/list.
     registered = [spec.to_tool() for spec in TOOLS if spec.name in settings.tools]
@@ -177,6 +184,7 @@ def build_server(
         middleware=[
             ToolSelection(settings.tools, {spec.name: spec.tool for spec in prompts}),
             ConcurrencyLimit(settings.max_concurrency),
+            NamedCallers(),
         ],
         log_level=settings.log_level.upper(),  # type: ignore[arg-type]
         # The tool and prompt lists never change while the server runs: nothing to listen for.

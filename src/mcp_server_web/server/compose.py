@@ -74,6 +74,7 @@ def renderer(settings: Settings, fetcher: Fetcher) -> tuple[Renderer | None, str
         executable=choice.executable,
         timeout=settings.render_timeout,
         concurrency=settings.render_concurrency,
+        max_memory_bytes=settings.render_max_bytes,
         max_bytes=settings.max_response_bytes,
         user_agent=settings.user_agent,
     )

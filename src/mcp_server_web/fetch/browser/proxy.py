@@ -117,6 +117,20 @@ class BrowserProxy:
             # The render's own failure, raised inside the block: the caller gets it as it was.
             raise _leaf(grouped) from None
 
+    async def check(self, url: str) -> None:
+        """Raise why a connection to url would be refused (BlockedAddress, InvalidURL, or an
+        HTTPStatusError when its name does not resolve in time), without connecting: for a
+        navigation the renderer cancels rather than let the refusal replace the page."""
+        parsed = parse_url(url)
+        if self._policy.allow_private:
+            return
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        try:
+            with anyio.fail_after(self._connect_timeout):
+                await vet_host(parsed.host, port, self._resolver, self._policy)
+        except TimeoutError:
+            raise HTTPStatusError(f"could not resolve {shortened(parsed.host)} in time.") from None
+
     async def _accept(
         self,
         listener: anyio.abc.SocketListener,

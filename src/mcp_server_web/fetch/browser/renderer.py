@@ -5,9 +5,10 @@ The browser starts on the first render and is reused; it is started again after 
 ``RenderConfig.max_memory_bytes``; it is closed with the renderer. Each render gets a fresh
 context (no cookies, storage or cache from another) whose only way out is its own ProxySession
 (proxy.py), and at most ``concurrency`` renders run at once, the others waiting their turn within
-their own deadline. Images, media and fonts are not loaded; service workers, downloads and popups
-are refused. A page is read once its network is quiet, or once its text stops changing, or at the
-deadline when its scripts never settle, provided it has text by then.
+their own deadline, shared fairly between the clients the caller names (slots.py). Images, media
+and fonts are not loaded; service workers, downloads and popups are refused. A page is read once
+its network is quiet, or once its text stops changing, or at the deadline when its scripts never
+settle, provided it has text by then.
 """
 
 from __future__ import annotations
@@ -16,24 +17,29 @@ import contextlib
 import logging
 import os
 import re
+import sys
 import uuid
 from contextlib import suppress
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from mcp_server_web.errors import (
+    BlockedAddress,
     ExtractionFailed,
     FetchTimeout,
     HTTPStatusError,
+    InvalidURL,
     RobotsDisallowed,
     TooLarge,
     WebToolError,
 )
 from mcp_server_web.fetch.browser.launch import CHROMIUM_ARGS, CONTEXT_BYPASS
+from mcp_server_web.fetch.browser.memory import MemoryWatch
+from mcp_server_web.fetch.browser.processes import browser_pid, kill_tree, lower_priority, tree_memory
 from mcp_server_web.fetch.browser.proxy import BrowserProxy, ProxySession
+from mcp_server_web.fetch.browser.slots import FairSlots, current_client
 from mcp_server_web.fetch.net.addresses import shortened
 from mcp_server_web.fetch.net.decode import describe_size
 from mcp_server_web.fetch.net.urls import parse_url
@@ -55,6 +61,10 @@ _POLL = 0.2
 MAX_ELEMENTS = 200_000
 """A rendered DOM with more elements than this is refused rather than serialised."""
 _CLOSE_TIMEOUT = 5.0
+BROWSER_NICENESS = 5
+"""The browser runs below the server's CPU priority (as the conversion workers do): a page's
+scripts, however busy, cannot starve the server's calls or the thread that watches the browser's
+memory."""
 
 # The DOM as HTML, open shadow roots included as declarative shadow DOM (which the document half
 # shows, as a browser does); null when it has more elements than the limit or more characters.
@@ -102,7 +112,9 @@ class RenderConfig:
     max_renders: int = 100
     """Renders after which the browser is started afresh."""
     max_memory_bytes: int = 1024 * _MB
-    """Resident memory of the browser's processes above which it is started afresh."""
+    """Private memory the browser's processes may hold together (processes.private_memory): while
+    a page renders, past it the page holding the most is stopped (memory.py); after a render, past
+    it the browser is started afresh."""
     ignore_https_errors: bool = False
     """For tests that serve https from 127.0.0.1 with their own certificate."""
 
@@ -132,13 +144,24 @@ class RendererStatus:
 class _Instance:
     """One launched browser and its bookkeeping."""
 
-    def __init__(self, browser: Browser, marker: str) -> None:
+    def __init__(self, browser: Browser, marker: str, memory_allowance: int) -> None:
         self.browser = browser
         self.marker = marker
-        self.pid = _browser_pid(marker)
+        self.pid = browser_pid(marker)
+        self.watch = None if self.pid is None else MemoryWatch(self.pid, memory_allowance)
         self.renders = 0
         self.active = 0
         self.retired = False
+
+    def stops(self) -> int:
+        """Pages stopped for their memory so far, the browser itself counting as one."""
+        if self.watch is None:
+            return 0
+        return self.watch.stopped_pages + int(self.watch.stopped_browser)
+
+
+class _PageCrashed(Exception):
+    """The page's process ended while it rendered (killed for its memory, or crashed)."""
 
 
 class Renderer:
@@ -147,7 +170,7 @@ class Renderer:
     def __init__(self, config: RenderConfig, proxy: BrowserProxy) -> None:
         self._config = config
         self._proxy = proxy
-        self._slots = anyio.Semaphore(config.concurrency)
+        self._slots = FairSlots(config.concurrency)
         self._lock = anyio.Lock()
         self._playwright: Playwright | None = None
         self._current: _Instance | None = None
@@ -190,13 +213,16 @@ class Renderer:
         """
         limit = self._config.timeout
         deadline = anyio.current_time() + limit
+        client = current_client()
         try:
             with anyio.fail_after(limit):
-                await self._slots.acquire()
+                await self._slots.acquire(client)
         except TimeoutError:
+            own = self._slots.held(client)
+            mine = f", of which one client may run {self._slots.share}, and this one ran {own}" if own else ""
             raise FetchTimeout(
                 f"no browser became free within the {limit:g}-second render limit "
-                f"({self._config.concurrency} renders at once).",
+                f"({self._config.concurrency} renders at once{mine}).",
                 parameters=("render_timeout", "render_concurrency"),
             ) from None
         try:
@@ -210,25 +236,33 @@ class Renderer:
                 parameters=("render_timeout",),
             ) from None
         finally:
-            self._slots.release()
+            self._slots.release(client)
 
     async def _render_on(
         self, instance: _Instance, url: str, deadline: float, hop_check: HopCheck | None
     ) -> RenderedPage:
         from playwright.async_api import Error as PlaywrightError
 
+        stops = instance.stops()
         try:
             async with self._proxy.session(max_bytes=self._config.max_bytes) as session:
                 context = await instance.browser.new_context(**self._context_options(session))
                 try:
-                    return await _Load(context, session, url, deadline, hop_check).run()
+                    load = _Load(context, session, url, deadline, hop_check, self._proxy.check)
+                    return await load.run()
                 finally:
                     # A browser that is gone has no context left to close; it is replaced below.
                     with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True), suppress(PlaywrightError):
                         await context.close()
+        except _PageCrashed:
+            if instance.stops() > stops:
+                raise self._over_memory(url) from None
+            raise ExtractionFailed(f"the browser's page crashed while rendering {shortened(url)}.") from None
         except PlaywrightError as exc:
             if not instance.browser.is_connected():
                 instance.retired = True
+                if instance.stops() > stops:
+                    raise self._over_memory(url) from None
                 raise ExtractionFailed(
                     f"the browser stopped while rendering {shortened(url)}; "
                     "it is started again for the next render."
@@ -238,6 +272,13 @@ class Renderer:
             ) from None
         finally:
             await self._release(instance)
+
+    def _over_memory(self, url: str) -> TooLarge:
+        return TooLarge(
+            f"the page {shortened(url)} took more than the {self._config.max_memory_bytes // _MB} MB of "
+            "memory the browser may use while it renders, so it was stopped.",
+            parameters=("render_memory",),
+        )
 
     def _context_options(self, session: ProxySession) -> dict[str, Any]:
         options: dict[str, Any] = {
@@ -266,6 +307,8 @@ class Renderer:
             if current is None:
                 current = self._current = await self._launch()
             current.active += 1
+            if current.watch is not None:
+                current.watch.rendering(True)
             return current
 
     async def _release(self, instance: _Instance) -> None:
@@ -273,9 +316,11 @@ class Renderer:
             instance.active -= 1
             instance.renders += 1
             self._renders += 1
+            if instance.watch is not None and instance.active == 0:
+                instance.watch.rendering(False)
             if instance.renders >= self._config.max_renders:
                 instance.retired = True
-            elif instance.pid is not None and _tree_memory(instance.pid) > self._config.max_memory_bytes:
+            elif instance.pid is not None and tree_memory(instance.pid) > self._config.max_memory_bytes:
                 logger.info(
                     "browser memory over %s: starting it afresh", describe_size(self._config.max_memory_bytes)
                 )
@@ -315,7 +360,11 @@ class Renderer:
                     continue
                 raise ExtractionFailed(f"the browser could not be started: {_first_line(exc)}.") from None
         self._launches += 1
-        instance = _Instance(browser, marker)
+        instance = _Instance(browser, marker, self._config.max_memory_bytes)
+        if instance.pid is not None:
+            lower_priority(instance.pid, BROWSER_NICENESS)
+        elif sys.platform == "linux":
+            logger.warning("the browser's process was not found: its memory is not watched while it renders")
         logger.info(
             "browser started (%s, pid %s)", self._config.executable or "Playwright's Chromium", instance.pid
         )
@@ -332,13 +381,18 @@ class _Load:
         url: str,
         deadline: float,
         hop_check: HopCheck | None,
+        address_check: HopCheck,
     ) -> None:
         self.context = context
         self.session = session
         self.url = str(parse_url(url))
         self.deadline = deadline
         self.hop_check = hop_check
+        self.address_check = address_check
+        self.refused_navigations: list[str] = []
+        """Why each place the page tried to go to was refused (notes for the caller)."""
         self.in_flight = 0
+        self.crashed = False
         self.last_activity = anyio.current_time()
         self.limit = max(deadline - anyio.current_time(), 0.0)
         # Time kept back from waiting for the page, to read it.
@@ -355,6 +409,7 @@ class _Load:
             await self.hop_check(self.url)
         await self.context.route("**/*", self._route)
         page = await self.context.new_page()
+        page.on("crash", self._crashed)
         self.context.on("page", _close_popup)
         page.on("request", self._started)
         page.on("requestfinished", self._ended)
@@ -371,6 +426,8 @@ class _Load:
             ) from None
         except PlaywrightError as exc:
             self._raise_refusal(self.url)
+            if self.crashed:
+                raise _PageCrashed from None
             if "Download is starting" in exc.message:
                 raise NotAPage(self.url) from None
             raise HTTPStatusError(
@@ -394,6 +451,7 @@ class _Load:
                 f"The page's scripts were still loading or changing it after {self.limit:g} seconds; "
                 "this is the page as it stood then."
             )
+        notes.extend(self.refused_navigations)
         if self.session.over_budget:
             notes.append(
                 f"The page stopped loading at {describe_size(self.session.max_bytes)}, the size "
@@ -428,19 +486,41 @@ class _Load:
         if request.resource_type in BLOCKED_RESOURCES:
             await route.abort("blockedbyclient")
             return
-        if (
-            self.hop_check is not None
-            and request.is_navigation_request()
-            and request.frame.parent_frame is None
-            and request.url != self.url
-        ):
-            # The main frame going elsewhere (a script's location change): robots.txt applies there too.
-            try:
-                await self.hop_check(request.url)
-            except RobotsDisallowed:
-                await route.abort("blockedbyclient")
+        if request.is_navigation_request() and request.frame.parent_frame is None and request.url != self.url:
+            # The main frame going elsewhere (a meta refresh, a script's location change, a form it
+            # submits). Where it may not go, the navigation is cancelled ("aborted" commits no
+            # error page), so the page stays as it was rather than become the refusal.
+            refusal = await self._refusal_of(request.url)
+            if refusal is not None:
+                self._refuse_navigation(request.url, refusal)
+                await route.abort("aborted")
                 return
         await route.continue_()
+
+    async def _refusal_of(self, url: str) -> WebToolError | None:
+        """Why the main frame may not go to url (the address policy, then robots.txt), if it may not."""
+        try:
+            await self.address_check(url)
+            if self.hop_check is not None:
+                await self.hop_check(url)
+        except (BlockedAddress, RobotsDisallowed, HTTPStatusError, InvalidURL) as refusal:
+            return refusal
+        return None
+
+    def _refuse_navigation(self, url: str, refusal: WebToolError) -> None:
+        try:
+            host = parse_url(url).host.lower()
+        except WebToolError:
+            host = ""
+        # A redirect of the page itself is refused the same way: its load then reports why.
+        self.session.refusals.setdefault(host, refusal)
+        self.refused_navigations.append(
+            f"The page tried to go to {shortened(url)}, which was refused ({refusal.message.rstrip('.')}); "
+            "this is the page as it was before."
+        )
+
+    def _crashed(self, page: Page) -> None:
+        self.crashed = True
 
     def _started(self, request: Request) -> None:
         self.in_flight += 1
@@ -456,11 +536,23 @@ class _Load:
 
         text_length, steady_since = -1, anyio.current_time()
         while self.remaining() > self.reserve:
+            if self.crashed:
+                raise _PageCrashed
             now = anyio.current_time()
-            try:
-                length = int(await page.evaluate(_TEXT_LENGTH_JS))
-            except PlaywrightError:
-                length = -1  # navigating: the document is being replaced
+            # A script that never yields holds the page's main thread, where this runs: the wait
+            # ends with the time, not with the page.
+            with anyio.move_on_after(max(self.remaining() - self.reserve, 0.0)) as probe:
+                try:
+                    length = int(await page.evaluate(_TEXT_LENGTH_JS))
+                except PlaywrightError:
+                    length = -1  # navigating (the document is being replaced), or crashed (seen above)
+            if probe.cancelled_caught:
+                raise FetchTimeout(
+                    f"the scripts of {shortened(self.url)} kept the page busy without a pause until "
+                    f"the {self.limit:g}-second render limit (a script that never yields), so it could "
+                    "not be read.",
+                    parameters=("render_timeout",),
+                )
             if length != text_length:
                 text_length, steady_since = length, now
             if length > 0 and not self.session.over_budget:
@@ -485,6 +577,8 @@ class _Load:
                 parameters=("render_timeout",),
             ) from None
         except PlaywrightError as exc:
+            if self.crashed:
+                raise _PageCrashed from None
             raise ExtractionFailed(
                 f"the rendered page of {shortened(self.url)} could not be read: {_first_line(exc)}."
             ) from None
@@ -510,11 +604,13 @@ async def _close_popup(page: Page) -> None:
 async def _close_browser(instance: _Instance) -> None:
     from playwright.async_api import Error as PlaywrightError
 
+    if instance.watch is not None:
+        instance.watch.close()
     with anyio.move_on_after(_CLOSE_TIMEOUT, shield=True):
         with contextlib.suppress(PlaywrightError):
             await instance.browser.close()
-    if instance.pid is not None and _browser_pid(instance.marker) == instance.pid:
-        _kill_tree(instance.pid)  # a browser that did not close in time
+    if instance.pid is not None and browser_pid(instance.marker) == instance.pid:
+        kill_tree(instance.pid)  # a browser that did not close in time
 
 
 def _first_line(exc: BaseException) -> str:
@@ -527,72 +623,3 @@ def _first_line(exc: BaseException) -> str:
 
 def _can_sandbox() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() != 0
-
-
-# --- the browser's processes (Linux /proc; elsewhere these find nothing and do nothing) ----------
-
-
-def _browser_pid(marker: str) -> int | None:
-    """The browser's main process: the innermost one whose command line carries this launch's
-    marker (a distribution's launcher script, e.g. Debian's, runs the browser as its child)."""
-    carrying = set()
-    for entry in _proc_entries():
-        try:
-            if marker.encode() in (entry / "cmdline").read_bytes():
-                carrying.add(int(entry.name))
-        except OSError:
-            continue
-    tree = _children() if len(carrying) > 1 else {}
-    innermost = [pid for pid in carrying if not carrying.intersection(tree.get(pid, ()))]
-    return min(innermost) if innermost else None
-
-
-def _proc_entries() -> list[Path]:
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return []
-    return [entry for entry in proc.iterdir() if entry.name.isdigit()]
-
-
-def _children() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = {}
-    for entry in _proc_entries():
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # The command name is in parentheses and may contain spaces: the fields follow the last ")".
-        fields = stat[stat.rfind(")") + 2 :].split()
-        tree.setdefault(int(fields[1]), []).append(int(entry.name))
-    return tree
-
-
-def process_tree(pid: int) -> list[int]:
-    """pid and every process below it."""
-    tree, found, stack = _children(), [], [pid]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack.extend(tree.get(current, ()))
-    return found
-
-
-def _tree_memory(pid: int) -> int:
-    page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-    total = 0
-    for member in process_tree(pid):
-        try:
-            total += int(Path(f"/proc/{member}/statm").read_text().split()[1]) * page
-        except (OSError, IndexError, ValueError):
-            continue
-    return total
-
-
-def _kill_tree(pid: int) -> None:
-    import signal
-
-    for member in reversed(process_tree(pid)):
-        try:
-            os.kill(member, signal.SIGKILL)
-        except OSError:
-            continue
