@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -33,10 +34,11 @@ from mcp_server_web.fetch.types import FetchResponse
 from mcp_server_web.server.app import build_server, converters_of
 from tests.server.conftest import error_code, fenced_text, make_settings, text_of
 from tests.support.http_server import RunningServer, http_client, running_http_server
-from tests.support.load import Sampler
+from tests.support.load import Sampler, cpu_seconds
 from tests.support.messages import INITIALIZE, INITIALIZED, tool_call
 from tests.support.origin import Origin, RequestContext
-from tests.support.proctree import descendants, read_tree
+from tests.support.proctree import descendants, living, parent_of, read_tree
+from tests.support.timing import PATIENCE, eventually, timed
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads processes from /proc")
 
@@ -403,16 +405,27 @@ async def test_healthz_reports_converters_saturated_and_recovers() -> None:
 # --- no orphans ---------------------------------------------------------------------------------------
 
 
-async def wait_gone(pids: list[int], seconds: float = 5.0) -> list[int]:
-    for _ in range(int(seconds / 0.05)):
-        left = [pid for pid in pids if alive(pid)]
-        if not left:
-            return []
-        await anyio.sleep(0.05)
-    return [pid for pid in pids if alive(pid)]
+async def busy_worker(server_pid: int, least_cpu: float = 0.3) -> int:
+    """A conversion worker of the server that is converting: it has used ``least_cpu`` seconds."""
+    found: list[int] = []
+
+    def converting() -> bool:
+        workers = [pid for pid in descendants(server_pid) if parent_of(pid) != server_pid]
+        found[:] = [pid for pid in workers if (cpu_seconds(pid) or 0.0) >= least_cpu]
+        return bool(found)
+
+    assert await eventually(converting), "no worker started converting the page"
+    return found[0]
 
 
 async def test_killing_the_server_leaves_no_conversion_process_behind() -> None:
+    # Mid-conversion, the worst moment, made to last: each worker is stopped (SIGSTOP), a worker
+    # busy on a page for as long as the test waits, reading nothing and ending nothing by itself.
+    # Before: the fork server outlived a killed server for as long as any worker did, so no
+    # worker got its parent's death signal and a busy one converted on until its page was done
+    # (the two failures under load: a 6 MB page still converting 5 s after the kill). Stopped,
+    # the workers and the fork server were all still there after PATIENCE (30 s); now they are
+    # gone in a fraction of a second.
     with Origin() as origin, running_http_server(MCP_WEB_AUTH_TOKEN=TOKEN, MCP_WEB_TIMEOUT="60") as server:
         slow = serve_any_query(origin, "/slow", article(16000, "Slow"))
         async with anyio.create_task_group() as tasks:
@@ -420,24 +433,28 @@ async def test_killing_the_server_leaves_no_conversion_process_behind() -> None:
             async def doomed_call() -> None:
                 # Its server is about to die: the call's failure is expected, not the point.
                 with contextlib.suppress(httpx.HTTPError):
-                    async with httpx.AsyncClient(timeout=30) as raw:
+                    async with httpx.AsyncClient(timeout=PATIENCE * 2) as raw:
                         await raw.post(
                             server.url, json=tool_call(1, "web_fetch", {"url": slow}), headers=MCP_HEADERS
                         )
 
-            # Mid-conversion, the worst moment: a worker busy for seconds more.
             tasks.start_soon(doomed_call)
-            for _ in range(100):
-                await anyio.sleep(0.05)
-                if len(descendants(server.process.pid)) >= 4:  # fork server, tracker, 2 workers
-                    break
-            await anyio.sleep(0.5)
+            await busy_worker(server.process.pid)
             started_by_server = descendants(server.process.pid)
-            assert started_by_server, "the server started no worker"
+            workers = [pid for pid in started_by_server if parent_of(pid) != server.process.pid]
+            for pid in workers:
+                os.kill(pid, signal.SIGSTOP)
             server.process.kill()
-            server.process.wait(timeout=5)
+            server.process.wait(timeout=PATIENCE)
             tasks.cancel_scope.cancel()
-        assert await wait_gone(started_by_server) == [], "processes outlived the server"
+        _, gone_after = await timed(lambda: eventually(lambda: not living(started_by_server)))
+        left = living(started_by_server)
+        for pid in left:  # ours, still running: not left behind for the next test
+            os.kill(pid, signal.SIGKILL)
+    print(
+        f"\n{len(started_by_server)} processes, {len(workers)} stopped workers: gone {gone_after:.2f} s after"
+    )
+    assert left == [], f"processes outlived the server by {PATIENCE:g} s: {left} (workers: {workers})"
 
 
 async def test_stdio_end_of_input_stops_every_worker(origin: Origin) -> None:
@@ -450,15 +467,15 @@ async def test_stdio_end_of_input_stops_every_worker(origin: Origin) -> None:
     assert process.stdin is not None and process.stdout is not None
     await process.stdin.send(b"".join(json.dumps(message).encode() + b"\n" for message in messages))
     received = b""
-    with anyio.fail_after(30):
+    with anyio.fail_after(PATIENCE):
         while b'"id":2' not in received.replace(b" ", b""):
             received += await process.stdout.receive()
     started_by_server = descendants(process.pid)
     assert started_by_server, "the server started no worker"
     await process.stdin.aclose()
-    with anyio.fail_after(10):
+    with anyio.fail_after(PATIENCE):
         await process.wait()
-    assert await wait_gone(started_by_server) == [], "workers outlived the stdio server"
+    assert await eventually(lambda: not living(started_by_server)), "workers outlived the stdio server"
 
 
 def test_a_converter_that_cannot_start_is_a_tool_error_and_warm_up_never_fails() -> None:
