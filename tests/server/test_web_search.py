@@ -259,5 +259,6 @@ async def test_fanout_cuts_a_slow_provider_at_the_deadline(fakes: dict[str, Fake
     assert [r["sources"] for r in data["results"]] == [["brave"], ["brave"]]
     assert [(a["provider"], a["outcome"]) for a in data["attempts"]] == [("exa", "error"), ("brave", "ok")]
     assert data["attempts"][0]["error"].startswith("timeout")
-    late = allowance(2.5, control, 5)
+    late = allowance(1.0, control, 4)
+    print(f"fan-out cut at the deadline: {elapsed:.2f} s (one Brave search: {control:.2f} s)")
     assert elapsed < 1.5 + late, (elapsed, late)
