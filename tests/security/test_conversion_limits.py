@@ -417,17 +417,18 @@ async def test_healthz_reports_converters_saturated_and_recovers() -> None:
 # --- no orphans ---------------------------------------------------------------------------------------
 
 
-async def busy_worker(server_pid: int, least_cpu: float = 0.3) -> int:
-    """A conversion worker of the server that is converting: it has used ``least_cpu`` seconds."""
-    found: list[int] = []
+def workers_of(server_pid: int) -> list[int]:
+    """The server's conversion workers: the fork server's children (not the server's own)."""
+    return [pid for pid in descendants(server_pid) if parent_of(pid) != server_pid]
+
+
+async def until_a_worker_converts(server_pid: int, least_cpu: float = 0.3) -> None:
+    """Wait until one of the server's workers has used ``least_cpu`` seconds on a page."""
 
     def converting() -> bool:
-        workers = [pid for pid in descendants(server_pid) if parent_of(pid) != server_pid]
-        found[:] = [pid for pid in workers if (cpu_seconds(pid) or 0.0) >= least_cpu]
-        return bool(found)
+        return any((cpu_seconds(pid) or 0.0) >= least_cpu for pid in workers_of(server_pid))
 
     assert await eventually(converting), "no worker started converting the page"
-    return found[0]
 
 
 async def test_killing_the_server_leaves_no_conversion_process_behind() -> None:
@@ -451,9 +452,9 @@ async def test_killing_the_server_leaves_no_conversion_process_behind() -> None:
                         )
 
             tasks.start_soon(doomed_call)
-            await busy_worker(server.process.pid)
+            await until_a_worker_converts(server.process.pid)
             started_by_server = descendants(server.process.pid)
-            workers = [pid for pid in started_by_server if parent_of(pid) != server.process.pid]
+            workers = workers_of(server.process.pid)
             for pid in workers:
                 os.kill(pid, signal.SIGSTOP)
             server.process.kill()
