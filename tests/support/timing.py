@@ -118,13 +118,3 @@ async def eventually(check: Callable[[], bool], within: float = PATIENCE, every:
             return False
         await anyio.sleep(every)
     return True
-
-
-def eventually_sync(check: Callable[[], bool], within: float = PATIENCE, every: float = 0.05) -> bool:
-    """``eventually`` for a test that blocks."""
-    deadline = time.monotonic() + within
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(every)
-    return True
