@@ -22,6 +22,7 @@ from tests.support.dns import DNSResolver, RebindingDNS
 from tests.support.forward_proxy import ForwardProxy
 from tests.support.netguard import QuickOrigin, StubResolver
 from tests.support.origin import Reply
+from tests.support.timing import PATIENCE
 
 ALLOWED = (ipaddress.ip_network("127.0.0.1/32"),)
 
@@ -84,7 +85,7 @@ async def exchange(session: ProxySession, request: bytes, *, then: bytes = b"") 
     async with await anyio.connect_tcp("127.0.0.1", port) as stream:
         await stream.send(request)
         reader = BufferedByteReceiveStream(stream)
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):  # an answer, not its time, is what is checked
             head = await reader.receive_until(b"\r\n\r\n", 65536)
             if then:
                 await stream.send(then)
@@ -202,7 +203,7 @@ async def received_raw(session: ProxySession, request: bytes) -> bytes:
     received = bytearray()
     async with await anyio.connect_tcp("127.0.0.1", port) as stream:
         await stream.send(request)
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):  # an answer, not its time, is what is checked
             while True:
                 try:
                     received += await stream.receive()

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import math
 import re
-import time
 from collections.abc import Callable
 
 import pytest
@@ -15,6 +13,7 @@ from mcp_server_web.fetch import OutlineEntry, Passage, outline, rank_passages
 from mcp_server_web.fetch import passages as passages_module
 from mcp_server_web.fetch.passages import HEADING_TEXT_LIMIT, query_terms
 from tests.support.samples import SHORT_WORDS_QUERY, english_like
+from tests.support.timing import least_cpu_time
 
 GUIDE = """\
 # Widget guide
@@ -209,16 +208,6 @@ def test_plain_text_has_paragraphs_and_no_outline() -> None:
     assert rank_passages(document, "heading", max_chars=500, output_format="text")[0].heading == ""
 
 
-def cpu_seconds(work: Callable[[], object]) -> float:
-    """The least CPU time of three runs of work: CPU time, so a busy machine does not count."""
-    best = math.inf
-    for _ in range(3):
-        started = time.process_time()
-        work()
-        best = min(best, time.process_time() - started)
-    return best
-
-
 def prose(length: int) -> str:
     """Ordinary markdown of about length characters: the control a hostile shape is held to."""
     section = "## Section\n\nThe river flows through the valley and feeds the lake below the town.\n\n"
@@ -252,7 +241,7 @@ def test_hostile_headings_cost_what_ordinary_text_of_their_size_costs(shape: str
             rank_passages(text, "river a b", max_chars=2000, output_format=output_format),  # type: ignore[arg-type]
         )
 
-    hostile, ordinary = cpu_seconds(focus(document)), cpu_seconds(focus(control))
+    hostile, ordinary = least_cpu_time(focus(document)), least_cpu_time(focus(control))
     assert hostile <= 10 * ordinary + 0.05, f"{shape}: {hostile:.3f} s of CPU, ordinary text {ordinary:.3f} s"
 
 
@@ -282,7 +271,7 @@ def test_a_link_target_with_parentheses_leaves_only_its_text() -> None:
 def test_one_megabyte_paragraph_in_bounded_cpu_time() -> None:
     document = ("lorem ipsum dolor sit amet " * 40_000)[:1_000_000]
     passages: list[Passage] = []
-    elapsed = cpu_seconds(lambda: passages.extend(rank_passages(document, "dolor amet", max_chars=3000)))
+    elapsed = least_cpu_time(lambda: passages.extend(rank_passages(document, "dolor amet", max_chars=3000)))
     assert sum(passage.length for passage in passages[: len(passages) // 3]) <= 3000
     assert all(passage.length <= 1200 for passage in passages)
     assert elapsed < 1.0, elapsed
@@ -293,7 +282,7 @@ def test_a_hundred_thousand_headings_in_bounded_cpu_time() -> None:
     entries = outline(document)
     assert len(entries) == 100_000
     assert rank_passages(document, "heading 77777", max_chars=2000) == []  # headings alone are no passages
-    elapsed = cpu_seconds(
+    elapsed = least_cpu_time(
         lambda: (outline(document), rank_passages(document, "heading 77777", max_chars=2000))
     )
     assert elapsed < 3.0, elapsed
@@ -314,7 +303,7 @@ def test_a_realistic_megabyte_ranks_quickly(output_format: str) -> None:
         )  # type: ignore[arg-type]
 
     assert rank()
-    elapsed = cpu_seconds(rank)
+    elapsed = least_cpu_time(rank)
     assert elapsed < 0.5, elapsed
 
 
@@ -323,7 +312,7 @@ def test_a_query_of_every_letter_and_digit_on_a_megabyte_in_bounded_cpu_time() -
     query = "a b c d e f g h i j k l m n o p q r s t u v w x y z 0 1 2 3 4 5 6 7 8 9 (.*+?[]) \\"
     passages = rank_passages(document, query, max_chars=2000)
     assert passages and sum(passage.length for passage in passages) <= 2000
-    elapsed = cpu_seconds(lambda: rank_passages(document, query, max_chars=2000))
+    elapsed = least_cpu_time(lambda: rank_passages(document, query, max_chars=2000))
     assert elapsed < 3.0, elapsed
 
 
@@ -333,8 +322,8 @@ def test_a_query_of_one_and_two_letter_words_costs_a_few_times_an_ordinary_query
     document = english_like(2_000_000)
     short = SHORT_WORDS_QUERY
     assert len(query_terms(short)) >= 30
-    ordinary = cpu_seconds(lambda: rank_passages(document, "people sound number", max_chars=8000))
-    many = cpu_seconds(lambda: rank_passages(document, short, max_chars=8000))
+    ordinary = least_cpu_time(lambda: rank_passages(document, "people sound number", max_chars=8000))
+    many = least_cpu_time(lambda: rank_passages(document, short, max_chars=8000))
     assert many <= 4.5 * ordinary, f"{many:.2f} s against {ordinary:.2f} s"
 
 

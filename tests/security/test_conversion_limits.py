@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -33,10 +35,11 @@ from mcp_server_web.fetch.types import FetchResponse
 from mcp_server_web.server.app import build_server, converters_of
 from tests.server.conftest import error_code, fenced_text, make_settings, text_of
 from tests.support.http_server import RunningServer, http_client, running_http_server
-from tests.support.load import Sampler
+from tests.support.load import Sampler, cpu_seconds
 from tests.support.messages import INITIALIZE, INITIALIZED, tool_call
 from tests.support.origin import Origin, RequestContext
-from tests.support.proctree import descendants, read_tree
+from tests.support.proctree import descendants, living, parent_of, read_tree
+from tests.support.timing import PATIENCE, allowance, cpu_time, eventually, slowest, timed
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads processes from /proc")
 
@@ -127,11 +130,12 @@ def test_real_table_spans_are_kept() -> None:
 
 
 def test_span_bomb_converts_in_a_fraction_of_a_second_and_keeps_its_cells() -> None:
-    # Before: 50 rows took trafilatura 1.8-4.4 s, 200 rows 24-30 s and 265 MB.
-    started = time.perf_counter()
-    converted = convert(as_response(span_bomb(200)), output_format="markdown", main_content=True)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 3.0, f"the span bomb took {elapsed:.1f} s"
+    # Before: 50 rows took trafilatura 1.8-4.4 s, 200 rows 24-30 s and 265 MB. CPU time: the
+    # work it costs, whatever else the machine runs.
+    converted, cpu = cpu_time(
+        lambda: convert(as_response(span_bomb(200)), output_format="markdown", main_content=True)
+    )
+    assert cpu < 3.0, f"the span bomb took {cpu:.1f} s of CPU"
     assert converted.text.count("cell2") == 200
 
 
@@ -145,14 +149,6 @@ async def in_memory(**overrides: object) -> AsyncIterator[tuple[Client, object]]
         yield client, server
 
 
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def _pipes() -> int:
     """Pipes this process has open."""
     count = 0
@@ -164,11 +160,19 @@ def _pipes() -> int:
 
 async def test_a_conversion_past_the_time_limit_is_killed(origin: Origin) -> None:
     slow = origin.serve("/slow", article(16000, "Slow"))  # ~6 MB: seconds of extraction
-    quick = origin.serve("/quick", article(5, "Quick"))
+    quick = serve_any_query(origin, "/quick", article(5, "Quick"))
     async with in_memory(timeout=1.0) as (client, server):
         pool = converters_of(server)  # type: ignore[arg-type]
         assert pool is not None
-        await pool.warm_up()  # an idle worker, which the slow page gets
+        await pool.warm_up()  # an idle worker, which the quick pages and then the slow one get
+        runs = itertools.count()
+
+        async def quick_call() -> None:
+            answer = await client.call_tool("web_fetch", {"url": f"{quick}?n={next(runs)}"})
+            assert not answer.is_error, text_of(answer)
+            assert "Lorem ipsum" in fenced_text(answer)
+
+        control = await slowest(quick_call)
         pipes_before = _pipes()
         busy: set[int] = set()
 
@@ -186,24 +190,18 @@ async def test_a_conversion_past_the_time_limit_is_killed(origin: Origin) -> Non
         assert "longer than 1 seconds" in text_of(result)
         assert busy, "the conversion never reached a worker"
         assert pool.status().killed >= 1 and pool.status().busy == 0
-        for _ in range(100):  # 2 s
-            if not any(alive(pid) for pid in busy):
-                break
-            await anyio.sleep(0.02)
-        assert not any(alive(pid) for pid in busy), "the worker of the abandoned conversion still runs"
+        assert await eventually(lambda: not living(list(busy))), (
+            "the abandoned conversion's worker still runs"
+        )
         # Its descriptors are closed too, not left for the garbage collector: under load, killed
         # workers' handles piled up in the server (the fork server's exit-status pipes). The
         # replacement worker the next call starts has the same number as the killed one had.
-        for _ in range(100):  # 2 s
-            if _pipes() <= pipes_before - 2:
-                break
-            await anyio.sleep(0.02)
-        assert _pipes() <= pipes_before - 2, (pipes_before, _pipes())
-        started = time.monotonic()
-        answer = await client.call_tool("web_fetch", {"url": quick})
-        assert not answer.is_error, text_of(answer)
-        assert "Lorem ipsum" in fenced_text(answer)
-        assert time.monotonic() - started < 2
+        assert await eventually(lambda: _pipes() <= pipes_before - 2), (pipes_before, _pipes())
+        # The server goes on as before: the next page is as quick as the quick pages were.
+        _, after = await timed(quick_call)
+        assert after < allowance(2.0, control, 10), (
+            f"{after:.2f} s after the kill; before it, {control:.2f} s"
+        )
 
 
 async def test_conversion_memory_cap_kills_the_worker_and_the_server_goes_on(origin: Origin) -> None:
@@ -235,11 +233,9 @@ MAX_IDLE_TIME): such a thread holds no work and uses no CPU, but it is counted."
 async def settle(
     server: RunningServer, baseline_processes: int, baseline_threads: int, rss_bound: float
 ) -> float:
-    """Seconds until the server's tree is back to baseline and idle.
-
-    Processes, resident memory and CPU must be back within 10 s; the thread count within the
-    thread pool's idle expiry (plus 2 s of slack for the last calls to end).
-    """
+    """Seconds until the server's tree is back to baseline and idle (less than 0.2 s of CPU in a
+    second): what is judged is that it comes back, within PATIENCE, a deadline far past the
+    seconds it takes (the thread count at the earliest after the thread pool's idle expiry)."""
     started = time.monotonic()
     while True:
         before = read_tree(server.process.pid)
@@ -250,7 +246,7 @@ async def settle(
         work_done = idle and after.processes <= baseline_processes and after.rss_mib <= rss_bound
         if work_done and after.threads <= baseline_threads:
             return elapsed
-        if elapsed > THREAD_IDLE_EXPIRY_S + 2 or (elapsed > 10 and not work_done):
+        if elapsed > THREAD_IDLE_EXPIRY_S + PATIENCE:
             raise AssertionError(
                 f"not back to baseline {elapsed:.0f} s after the attack: {after} (baseline "
                 f"{baseline_processes} processes, {baseline_threads} threads, RSS bound {rss_bound:.0f} MiB, "
@@ -267,6 +263,12 @@ async def warm(client: Client, url: str) -> None:
 ATTACKERS = 20
 ATTACK_SECONDS = 60.0
 PROBE_LIMIT_S = 2.0
+"""Seconds an ordinary page may take under attack."""
+PROBE_CONTROLS = 50
+"""On a busy machine, an ordinary page under attack may take this many times what it took on the
+quiet server just before (the control), if that is more than PROBE_LIMIT_S: with two other
+processes busy on the two cores, the slowest probe took 25-29 times the control (1.30 s against
+0.052 s, 2.58 s against 0.088 s)."""
 
 
 async def test_sustained_span_bomb_attack_leaves_the_server_responsive_and_clean() -> None:
@@ -284,6 +286,13 @@ async def test_sustained_span_bomb_attack_leaves_the_server_responsive_and_clean
             baseline = read_tree(server.process.pid)
             probes: list[tuple[float, bool, str]] = []
             attacks: list[tuple[float, bool, str]] = []
+            quiet = itertools.count()
+
+            async def quiet_probe() -> None:
+                _, is_error, text = await fetch_call(client, f"{ordinary}?quiet={next(quiet)}")
+                assert not is_error, text
+
+            control = await slowest(quiet_probe)
             stop_at = time.monotonic() + ATTACK_SECONDS
 
             async def attacker(number: int) -> None:
@@ -305,17 +314,22 @@ async def test_sustained_span_bomb_attack_leaves_the_server_responsive_and_clean
                     tasks.start_soon(attacker, number)
                 tasks.start_soon(prober)
             took = await settle(server, baseline.processes, baseline.threads, baseline.rss_mib + 64)
-        slowest = max(elapsed for elapsed, _, _ in probes)
+            # Quiet again: the control once more, in case the machine got busier during the attack.
+            control = max(control, await slowest(quiet_probe))
+        slowest_probe = max(elapsed for elapsed, _, _ in probes)
         failed = [text for _, is_error, text in probes if is_error]
         attack_errors = [text for _, is_error, text in attacks if is_error]
+        bound = allowance(PROBE_LIMIT_S, control, PROBE_CONTROLS)
         print(
             f"\nspan bomb attack: {len(attacks)} hostile calls, {len(probes)} probes, slowest probe "
-            f"{slowest:.2f} s, {len(attack_errors)} hostile errors, back to baseline in {took:.1f} s "
-            f"({baseline})"
+            f"{slowest_probe:.2f} s (quiet {control:.3f} s, bound {bound:.2f} s), {len(attack_errors)} "
+            f"hostile errors, back to baseline in {took:.1f} s ({baseline})"
         )
         assert not failed, failed[:3]
-        assert slowest < PROBE_LIMIT_S, f"an ordinary page took {slowest:.2f} s under attack"
-        assert len(probes) >= ATTACK_SECONDS / (PROBE_LIMIT_S + 0.5)
+        assert slowest_probe < bound, (
+            f"an ordinary page took {slowest_probe:.2f} s under attack, {control:.3f} s on the quiet server"
+        )
+        assert len(probes) >= ATTACK_SECONDS / (bound + 0.5)
         assert not attack_errors, attack_errors[:3]
 
 
@@ -403,16 +417,28 @@ async def test_healthz_reports_converters_saturated_and_recovers() -> None:
 # --- no orphans ---------------------------------------------------------------------------------------
 
 
-async def wait_gone(pids: list[int], seconds: float = 5.0) -> list[int]:
-    for _ in range(int(seconds / 0.05)):
-        left = [pid for pid in pids if alive(pid)]
-        if not left:
-            return []
-        await anyio.sleep(0.05)
-    return [pid for pid in pids if alive(pid)]
+def workers_of(server_pid: int) -> list[int]:
+    """The server's conversion workers: the fork server's children (not the server's own)."""
+    return [pid for pid in descendants(server_pid) if parent_of(pid) != server_pid]
+
+
+async def until_a_worker_converts(server_pid: int, least_cpu: float = 0.3) -> None:
+    """Wait until one of the server's workers has used ``least_cpu`` seconds on a page."""
+
+    def converting() -> bool:
+        return any((cpu_seconds(pid) or 0.0) >= least_cpu for pid in workers_of(server_pid))
+
+    assert await eventually(converting), "no worker started converting the page"
 
 
 async def test_killing_the_server_leaves_no_conversion_process_behind() -> None:
+    # Mid-conversion, the worst moment, made to last: each worker is stopped (SIGSTOP), a worker
+    # busy on a page for as long as the test waits, reading nothing and ending nothing by itself.
+    # Before: the fork server outlived a killed server for as long as any worker did, so no
+    # worker got its parent's death signal and a busy one converted on until its page was done
+    # (the two failures under load: a 6 MB page still converting 5 s after the kill). Stopped,
+    # the workers and the fork server were all still there after PATIENCE (30 s); now they are
+    # gone in a fraction of a second.
     with Origin() as origin, running_http_server(MCP_WEB_AUTH_TOKEN=TOKEN, MCP_WEB_TIMEOUT="60") as server:
         slow = serve_any_query(origin, "/slow", article(16000, "Slow"))
         async with anyio.create_task_group() as tasks:
@@ -420,24 +446,28 @@ async def test_killing_the_server_leaves_no_conversion_process_behind() -> None:
             async def doomed_call() -> None:
                 # Its server is about to die: the call's failure is expected, not the point.
                 with contextlib.suppress(httpx.HTTPError):
-                    async with httpx.AsyncClient(timeout=30) as raw:
+                    async with httpx.AsyncClient(timeout=PATIENCE * 2) as raw:
                         await raw.post(
                             server.url, json=tool_call(1, "web_fetch", {"url": slow}), headers=MCP_HEADERS
                         )
 
-            # Mid-conversion, the worst moment: a worker busy for seconds more.
             tasks.start_soon(doomed_call)
-            for _ in range(100):
-                await anyio.sleep(0.05)
-                if len(descendants(server.process.pid)) >= 4:  # fork server, tracker, 2 workers
-                    break
-            await anyio.sleep(0.5)
+            await until_a_worker_converts(server.process.pid)
             started_by_server = descendants(server.process.pid)
-            assert started_by_server, "the server started no worker"
+            workers = workers_of(server.process.pid)
+            for pid in workers:
+                os.kill(pid, signal.SIGSTOP)
             server.process.kill()
-            server.process.wait(timeout=5)
+            server.process.wait(timeout=PATIENCE)
             tasks.cancel_scope.cancel()
-        assert await wait_gone(started_by_server) == [], "processes outlived the server"
+        _, gone_after = await timed(lambda: eventually(lambda: not living(started_by_server)))
+        left = living(started_by_server)
+        for pid in left:  # ours, still running: not left behind for the next test
+            os.kill(pid, signal.SIGKILL)
+    print(
+        f"\n{len(started_by_server)} processes, {len(workers)} stopped workers: gone {gone_after:.2f} s after"
+    )
+    assert left == [], f"processes outlived the server by {PATIENCE:g} s: {left} (workers: {workers})"
 
 
 async def test_stdio_end_of_input_stops_every_worker(origin: Origin) -> None:
@@ -450,15 +480,15 @@ async def test_stdio_end_of_input_stops_every_worker(origin: Origin) -> None:
     assert process.stdin is not None and process.stdout is not None
     await process.stdin.send(b"".join(json.dumps(message).encode() + b"\n" for message in messages))
     received = b""
-    with anyio.fail_after(30):
+    with anyio.fail_after(PATIENCE):
         while b'"id":2' not in received.replace(b" ", b""):
             received += await process.stdout.receive()
     started_by_server = descendants(process.pid)
     assert started_by_server, "the server started no worker"
     await process.stdin.aclose()
-    with anyio.fail_after(10):
+    with anyio.fail_after(PATIENCE):
         await process.wait()
-    assert await wait_gone(started_by_server) == [], "workers outlived the stdio server"
+    assert await eventually(lambda: not living(started_by_server)), "workers outlived the stdio server"
 
 
 def test_a_converter_that_cannot_start_is_a_tool_error_and_warm_up_never_fails() -> None:

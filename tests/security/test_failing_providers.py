@@ -5,7 +5,8 @@ without Retry-After, 500/502/503, truncated and malformed bodies, DuckDuckGo's c
 while 200 searches run, 50 at a time, through the SearchChain and through the MCP tool. For
 every call: it answers from a provider whose fake served that very query a 200 with exactly that
 fake's canned results, or it fails with all_providers_failed; it returns within the overall
-deadline plus a small margin; no exception escapes; each attempt's error is what the provider's
+deadline plus a small margin (more on a busy machine: as many times as a burst of ordinary
+searches took just before); no exception escapes; each attempt's error is what the provider's
 fake actually did. Cooldowns are checked on their own with a hand-moved clock: they engage, keep
 requests away from the fake, step up without Retry-After, and recover.
 """
@@ -34,6 +35,7 @@ from mcp_server_web.server.compose import providers_config
 from mcp_server_web.state import MemoryState
 from tests.providers.conftest import Clock
 from tests.support.fakes.base import FakeProvider, Mode, Plan, settings_for
+from tests.support.timing import PATIENCE, allowance, timed
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +44,10 @@ PROVIDER_TIMEOUT = 0.5
 DEADLINE = 2.0
 MARGIN = 0.35
 """What a call may take beyond the deadline: the last attempt's cancellation, the adapter's
-parsing and, through MCP, the in-memory round trip, all with 50 calls sharing one event loop."""
+parsing and, through MCP, the in-memory round trip, all with 50 calls sharing one event loop. On a
+busy machine, LATE_CONTROLS times the control, if that is more: the slowest of CONCURRENCY
+ordinary searches made at once just before, the same work slowed the same way."""
+LATE_CONTROLS = 2
 HANG_SECONDS = 1.5
 """How long a hanging fake holds a request: well past the provider timeout."""
 CALLS = 200
@@ -158,8 +163,8 @@ def chaotic(
     rates: Mapping[str, Mapping[Mode, float]] = RATES,
     retry_after: tuple[int, int] = (1, 5),
 ) -> None:
+    ordinary(fakes)
     for name, fake in fakes.items():
-        fake.answer_each(lambda query, name=name: canned(name, query))  # type: ignore[misc]
         fake.chaos(seed, rates[name], retry_after=retry_after, hang_seconds=HANG_SECONDS)
 
 
@@ -205,17 +210,36 @@ async def drive(count: int, concurrency: int, one: Callable[[int], Awaitable[Non
             group.start_soon(bounded, index)
 
 
+def ordinary(fakes: Mapping[str, FakeProvider]) -> None:
+    """Every fake answers every query with its canned results."""
+    for name, fake in fakes.items():
+        fake.answer_each(lambda query, name=name: canned(name, query))  # type: ignore[misc]
+
+
+async def burst_control(search: Callable[[str], Awaitable[object]]) -> float:
+    """The control: the slowest of CONCURRENCY ordinary searches made at once (the first provider
+    answers each), just before the test's own, on a machine as busy as it is now."""
+    times: list[float] = []
+
+    async def one(index: int) -> None:
+        times.append((await timed(lambda: search(f"control {index}")))[1])
+
+    await drive(CONCURRENCY, CONCURRENCY, one)
+    return max(times)
+
+
 async def settle(fakes: Mapping[str, FakeProvider]) -> None:
     """Wait until every fake has logged what it did with every request it received (a hanging
     request is logged when the fake gives up on it)."""
-    with anyio.fail_after(HANG_SECONDS + 3):
+    with anyio.fail_after(HANG_SECONDS + PATIENCE):
         # Polled: the fakes log from their own threads, which cannot set an anyio.Event.
         while any(len(fake.served) < len(fake.requests) for fake in fakes.values()):  # noqa: ASYNC110
             await anyio.sleep(0.05)
 
 
-def check(call: Call, fakes: Mapping[str, FakeProvider], order: Sequence[str]) -> list[str]:
-    """What is wrong with one call, given what each fake did with its query."""
+def check(call: Call, fakes: Mapping[str, FakeProvider], order: Sequence[str], late: float) -> list[str]:
+    """What is wrong with one call, given what each fake did with its query; it may end
+    ``late`` seconds past the deadline."""
     problems: list[str] = []
 
     def wrong(text: str) -> None:
@@ -224,8 +248,8 @@ def check(call: Call, fakes: Mapping[str, FakeProvider], order: Sequence[str]) -
     if call.escaped is not None:
         wrong(f"raised {type(call.escaped).__name__}: {call.escaped}")
         return problems
-    if call.elapsed > DEADLINE + MARGIN:
-        wrong(f"took {call.elapsed:.3f} s, past the {DEADLINE} s deadline")
+    if call.elapsed > DEADLINE + late:
+        wrong(f"took {call.elapsed:.3f} s, past the {DEADLINE} s deadline (allowed {late:.2f} s more)")
     served = {name: fakes[name].served_for(call.query) for name in order}
     named = [attempt[0] for attempt in call.attempts]
     if call.failure is None:
@@ -311,7 +335,9 @@ def explained(
     return []
 
 
-def figures(calls: Sequence[Call], fakes: Mapping[str, FakeProvider], label: str) -> dict[str, Any]:
+def figures(
+    calls: Sequence[Call], fakes: Mapping[str, FakeProvider], label: str, control: float
+) -> dict[str, Any]:
     latencies = sorted(call.elapsed for call in calls)
     p99 = latencies[min(len(latencies) - 1, math.ceil(0.99 * len(latencies)) - 1)]
     skips = Counter(
@@ -328,6 +354,7 @@ def figures(calls: Sequence[Call], fakes: Mapping[str, FakeProvider], label: str
         "max_s": round(latencies[-1], 3),
         "p99_s": round(p99, 3),
         "deadline_s": DEADLINE,
+        "ordinary_burst_s": round(control, 3),
         "cooldown_skips": sum(n for (_, why), n in skips.items() if why == "cooldown"),
         "deadline_skips": sum(n for (_, why), n in skips.items() if why == "deadline"),
         "errors": dict(
@@ -356,8 +383,10 @@ def figures(calls: Sequence[Call], fakes: Mapping[str, FakeProvider], label: str
     return summary
 
 
-def assert_sound(calls: Sequence[Call], fakes: Mapping[str, FakeProvider], order: Sequence[str]) -> None:
-    problems = [problem for call in calls for problem in check(call, fakes, order)]
+def assert_sound(
+    calls: Sequence[Call], fakes: Mapping[str, FakeProvider], order: Sequence[str], late: float
+) -> None:
+    problems = [problem for call in calls for problem in check(call, fakes, order, late)]
     assert not problems, f"{len(problems)} problems, first ones:\n" + "\n".join(problems[:15])
 
 
@@ -379,9 +408,11 @@ def recoveries(calls: Sequence[Call]) -> set[str]:
 
 
 async def test_chain_under_chaos(fakes: dict[str, FakeProvider], http: httpx.AsyncClient) -> None:
-    chaotic(fakes, seed=20261107)
     clock = Clock()
     chain = make_chain(fakes, http, ORDER, clock)
+    ordinary(fakes)
+    control = await burst_control(lambda query: chain.search(SearchQuery(query, max_results=MAX_RESULTS)))
+    chaotic(fakes, seed=20261107)
     calls: list[Call] = []
 
     async def one(index: int) -> None:
@@ -409,9 +440,9 @@ async def test_chain_under_chaos(fakes: dict[str, FakeProvider], http: httpx.Asy
     finally:
         await chain.aclose()
 
-    summary = figures(calls, fakes, "chain under chaos")
+    summary = figures(calls, fakes, "chain under chaos", control)
     assert summary["calls"] == CALLS
-    assert_sound(calls, fakes, ORDER)
+    assert_sound(calls, fakes, ORDER, allowance(MARGIN, control, LATE_CONTROLS))
     assert summary["answered"] + summary["all_providers_failed"] == CALLS
     # The mix is what makes the run mean something: answers from several providers, failures too.
     assert len(summary["by_provider"]) >= 3 and summary["all_providers_failed"] > 0
@@ -422,9 +453,13 @@ async def test_chain_under_chaos(fakes: dict[str, FakeProvider], http: httpx.Asy
 async def test_every_provider_hanging_fails_within_the_deadline(
     fakes: dict[str, FakeProvider], http: httpx.AsyncClient
 ) -> None:
+    # A second per provider: two timeouts use up the deadline, and a chain that ignored it would
+    # take five (5 s), far past what a busy machine adds to the 2 s.
+    chain = make_chain(fakes, http, ORDER, Clock(), provider_timeout=1.0)
+    ordinary(fakes)
+    control = await burst_control(lambda query: chain.search(SearchQuery(query)))
     for fake in fakes.values():
         fake.chaos(1, {"hang": 1.0}, hang_seconds=HANG_SECONDS)
-    chain = make_chain(fakes, http, ORDER, Clock())
     elapsed: list[float] = []
     messages: list[str] = []
 
@@ -436,19 +471,29 @@ async def test_every_provider_hanging_fails_within_the_deadline(
         attempts = caught.value.attempts
         messages.append(caught.value.message)
         assert [a.provider for a in attempts] == list(ORDER)
-        # Four 0.5 s timeouts use up the 2 s: the last provider is not even asked.
-        assert all(a.error.startswith("timeout") for a in attempts[:4]), attempts
-        assert attempts[4].error == DEADLINE_SKIP or attempts[4].error.startswith("timeout"), attempts
+        # Two 1 s timeouts use up the 2 s: the others are not even asked (or, the second ending
+        # a hair early, the third is given what is left of the deadline).
+        assert all(a.error.startswith("timeout") for a in attempts[:2]), attempts
+        assert all(a.error == DEADLINE_SKIP or a.error.startswith("timeout") for a in attempts[2:]), attempts
+        assert attempts[4].error == DEADLINE_SKIP, attempts
 
     try:
         await drive(CONCURRENCY, CONCURRENCY, one)
     finally:
         await chain.aclose()
     assert len(elapsed) == CONCURRENCY
+    late = allowance(MARGIN, control, LATE_CONTROLS)
+    logger.info(
+        "all hanging: %d calls, %.3f-%.3f s (ordinary: %.3f s, allowed %.3f s past the deadline)",
+        len(elapsed),
+        min(elapsed),
+        max(elapsed),
+        control,
+        late,
+    )
     assert min(elapsed) >= DEADLINE - 0.05, sorted(elapsed)
-    assert max(elapsed) <= DEADLINE + MARGIN, sorted(elapsed)
+    assert max(elapsed) <= DEADLINE + late, (sorted(elapsed), control)
     assert all(f"{name}: " in message for message in messages for name in ORDER)
-    logger.info("all hanging: %d calls, %.3f-%.3f s", len(elapsed), min(elapsed), max(elapsed))
 
 
 def parse_failure(text: str, order: Sequence[str]) -> list[tuple[str, str, str | None]]:
@@ -478,7 +523,6 @@ async def test_web_search_tool_under_chaos(fakes: dict[str, FakeProvider]) -> No
         }
         for name, rates in RATES.items()
     }
-    chaotic(fakes, seed=7, rates=gentle, retry_after=(1, 1))
     settings = settings_for(
         fakes,
         search_providers=ORDER,
@@ -514,14 +558,22 @@ async def test_web_search_tool_under_chaos(fakes: dict[str, FakeProvider]) -> No
         call.results = [(r["title"], r["url"]) for r in data.get("results", [])]
         call.attempts = [(a["provider"], a["outcome"], a["error"]) for a in data.get("attempts", [])]
 
-    with anyio.fail_after(60):
+    with anyio.fail_after(PATIENCE * 2):
         async with Client(build_server(settings)) as client:
+            ordinary(fakes)
+
+            async def search(query: str) -> None:
+                result = await client.call_tool("web_search", {"query": query, "max_results": MAX_RESULTS})
+                assert not result.is_error, result
+
+            control = await burst_control(search)
+            chaotic(fakes, seed=7, rates=gentle, retry_after=(1, 1))
             await drive(CALLS, CONCURRENCY, lambda index: one(client, index))
             await settle(fakes)
 
-    summary = figures(calls, fakes, "web_search under chaos")
+    summary = figures(calls, fakes, "web_search under chaos", control)
     assert summary["calls"] == CALLS
-    assert_sound(calls, fakes, ORDER)
+    assert_sound(calls, fakes, ORDER, allowance(MARGIN, control, LATE_CONTROLS))
     assert summary["answered"] > 0 and summary["answered"] + summary["all_providers_failed"] == CALLS
 
 

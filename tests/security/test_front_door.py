@@ -2,8 +2,9 @@
 
 - Idle half-open connections (a request head that never ends) must not starve the HTTP server:
   the real server process runs under a low descriptor limit, more such sockets than the limit
-  are opened and held, and /healthz and an authenticated tool call must still answer promptly,
-  the held sockets must be closed by the request read timeout, and the log must stay small.
+  are opened and held, and /healthz and an authenticated tool call must still answer promptly
+  (within 2 s and 10 s, or as many times what they took on the quiet server just before), the
+  held sockets must be closed by the request read timeout, and the log must stay small.
 - GET on the stateless MCP endpoint is answered 405 instead of opening an endless SSE stream,
   and SIGTERM with such a connection open exits promptly.
 - Over stdio, a line that is not JSON (or holds a lone surrogate) is answered with a JSON-RPC
@@ -15,6 +16,7 @@ Traffic stays on 127.0.0.1 (the server, its clients and the page it fetches).
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -45,6 +47,7 @@ from tests.support.http_server import free_port, http_client
 from tests.support.messages import INITIALIZE
 from tests.support.origin import Origin
 from tests.support.samples import ARTICLE_TITLE, article_html
+from tests.support.timing import PATIENCE, allowance, slowest, slowest_sync
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +56,15 @@ FD_LIMIT = 256
 """RLIMIT_NOFILE of the server process in the flood tests: low, so a flood can exceed it cheaply."""
 READ_TIMEOUT_S = 3.0
 """The server's request read timeout in these tests (the default is longer), to keep them short."""
+CLOSE_MARGIN_S = 2.0
+"""Seconds past the read timeout a trickled connection may stay open (the trickle's 0.25 s steps,
+scheduling); on a busy machine, CLOSE_CONTROLS times /healthz's time on the quiet server, if more."""
+CLOSE_CONTROLS = 20
+HEALTHZ_S = 2.0
+"""Seconds /healthz may take under a flood; on a busy machine, PROMPT_CONTROLS times what it took
+on the quiet server just before, if that is more (and the same for an authenticated call, CALL_S)."""
+CALL_S = 10.0
+PROMPT_CONTROLS = 20
 HALF_OPEN_HEAD = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 ACCEPT_ERROR_MARKERS = ("socket.accept()", "Too many open files")
 
@@ -142,6 +154,15 @@ def _healthz_seconds(base: str, timeout: float = 5.0) -> float | None:
     return time.monotonic() - started if response.status_code == 200 else None
 
 
+def _healthz_control(base: str) -> float:
+    """The control: the slowest of three /healthz answers on the quiet server, now."""
+
+    def answered() -> None:
+        assert _healthz_seconds(base) is not None, "/healthz did not answer on the quiet server"
+
+    return slowest_sync(answered)
+
+
 async def _authenticated_fetch(url: str, page: str) -> float | None:
     """Seconds an authenticated web_fetch took, or None when it did not finish within 20 s."""
     started = time.monotonic()
@@ -153,6 +174,17 @@ async def _authenticated_fetch(url: str, page: str) -> float | None:
     assert not result.is_error, text_of(result)
     assert f"# {ARTICLE_TITLE}" in fenced_text(result)
     return time.monotonic() - started
+
+
+async def _call_control(url: str, page: str) -> float:
+    """The control: the slower of two authenticated web_fetch calls on the quiet server (after
+    one that warms it up), each of a page not yet cached."""
+    pages = itertools.count()
+
+    async def one() -> None:
+        assert await _authenticated_fetch(url, f"{page}?quiet={next(pages)}") is not None
+
+    return await slowest(one, runs=2)
 
 
 # --- idle half-open connections ------------------------------------------------------------------
@@ -273,7 +305,8 @@ def test_idle_half_open_flood_leaves_the_server_healthy(origin: Origin) -> None:
     # whatever the server closes, up to 1,000 connections a second, while the checks run.
     page = origin.serve("/article", article_html())
     with served(fd_limit=FD_LIMIT, MCP_WEB_REQUEST_READ_TIMEOUT=str(READ_TIMEOUT_S)) as server:
-        assert _healthz_seconds(server.base) is not None
+        health_control = _healthz_control(server.base)
+        call_control = anyio.run(_call_control, server.base + "/mcp", page)
         held = Flood(server.port, size=2 * FD_LIMIT)
         storm = Flood(server.port, size=2 * FD_LIMIT, source="127.0.0.2")
         try:
@@ -283,13 +316,14 @@ def test_idle_half_open_flood_leaves_the_server_healthy(origin: Origin) -> None:
             health = [_healthz_seconds(server.base) for _ in range(5)]
             call_s = anyio.run(_authenticated_fetch, server.base + "/mcp", page)
             storm.stop_topping_up()
-            wait_s = READ_TIMEOUT_S + 10
+            wait_s = READ_TIMEOUT_S + PATIENCE
             still_open = held.wait_all_closed(wait_s) + storm.wait_all_closed(wait_s)
             log = server.log()
             accept_errors = server.accept_error_lines()
             logger.warning(
                 "half-open floods under RLIMIT_NOFILE %d: held %d from 127.0.0.1 (%d sends failed), "
-                "%d opened from 127.0.0.2 (%d sends failed): /healthz %s s, authenticated web_fetch %s s, "
+                "%d opened from 127.0.0.2 (%d sends failed): /healthz %s s (quiet %.3f s), "
+                "authenticated web_fetch %s s (quiet %.3f s), "
                 "%d sockets still open %.0f s after the flood stopped, stderr %d lines / %d bytes, "
                 "%d accept-error lines",
                 FD_LIMIT,
@@ -298,7 +332,9 @@ def test_idle_half_open_flood_leaves_the_server_healthy(origin: Origin) -> None:
                 storm.opened,
                 storm.failed_sends,
                 [None if h is None else round(h, 3) for h in health],
+                health_control,
                 None if call_s is None else round(call_s, 2),
+                call_control,
                 still_open,
                 wait_s,
                 len(log.splitlines()),
@@ -308,8 +344,12 @@ def test_idle_half_open_flood_leaves_the_server_healthy(origin: Origin) -> None:
         finally:
             held.close()
             storm.close()
-        assert all(h is not None and h < 2.0 for h in health), health
-        assert call_s is not None and call_s < 10.0
+        health_bound = allowance(HEALTHZ_S, health_control, PROMPT_CONTROLS)
+        assert all(h is not None and h < health_bound for h in health), (health, health_control)
+        assert call_s is not None and call_s < allowance(CALL_S, call_control, PROMPT_CONTROLS), (
+            call_s,
+            call_control,
+        )
         assert still_open == 0
         assert accept_errors == 0, log[-2000:]
         assert len(log.encode()) < 20_000, log[-2000:]
@@ -330,7 +370,7 @@ def test_accept_errors_are_logged_once_per_interval_and_the_server_recovers() ->
         try:
             flood.fill()
             time.sleep(READ_TIMEOUT_S + 2)
-            still_open = flood.wait_all_closed(READ_TIMEOUT_S + 10)
+            still_open = flood.wait_all_closed(PATIENCE)
             recovered = _healthz_seconds(server.base)
             log = server.log()
             accept_errors = server.accept_error_lines()
@@ -389,18 +429,22 @@ def _seconds_until_closed(sock: socket.socket, trickle: bytes, limit: float) -> 
 def test_a_trickled_request_head_is_closed_at_the_read_timeout() -> None:
     # Bytes that keep arriving do not restart the clock: the whole head is due within the timeout.
     with served(MCP_WEB_REQUEST_READ_TIMEOUT=str(READ_TIMEOUT_S)) as server:
+        late = allowance(CLOSE_MARGIN_S, _healthz_control(server.base), CLOSE_CONTROLS)
         with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
             sock.setblocking(False)
-            closed_after = _seconds_until_closed(sock, HALF_OPEN_HEAD, READ_TIMEOUT_S + 6)
-        logger.warning("a head trickled byte by byte was closed after %s s", closed_after)
+            closed_after = _seconds_until_closed(sock, HALF_OPEN_HEAD, READ_TIMEOUT_S + PATIENCE)
+        logger.warning(
+            "a head trickled byte by byte was closed after %s s (allowed %.2f s)", closed_after, late
+        )
         assert closed_after is not None
-        assert READ_TIMEOUT_S - 0.5 <= closed_after <= READ_TIMEOUT_S + 2
+        assert READ_TIMEOUT_S - 0.5 <= closed_after <= READ_TIMEOUT_S + late
 
 
 def test_a_body_trickled_after_an_early_refusal_is_closed_at_the_read_timeout() -> None:
     # The token is checked before the body is read: the 401 comes at once, and a client that then
     # keeps trickling the body it announced must not hold the connection open forever.
     with served(MCP_WEB_REQUEST_READ_TIMEOUT=str(READ_TIMEOUT_S)) as server:
+        late = allowance(CLOSE_MARGIN_S, _healthz_control(server.base), CLOSE_CONTROLS)
         with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
             sock.sendall(
                 b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -409,10 +453,12 @@ def test_a_body_trickled_after_an_early_refusal_is_closed_at_the_read_timeout() 
             answer = sock.recv(4096)
             assert answer.startswith(b"HTTP/1.1 401"), answer
             sock.setblocking(False)
-            closed_after = _seconds_until_closed(sock, b'"a": 1, ', READ_TIMEOUT_S + 6)
-        logger.warning("a body trickled after a 401 was closed after %s s", closed_after)
+            closed_after = _seconds_until_closed(sock, b'"a": 1, ', READ_TIMEOUT_S + PATIENCE)
+        logger.warning(
+            "a body trickled after a 401 was closed after %s s (allowed %.2f s)", closed_after, late
+        )
         assert closed_after is not None
-        assert closed_after <= READ_TIMEOUT_S + 2
+        assert closed_after <= READ_TIMEOUT_S + late
 
 
 def test_the_server_wide_cap_closes_the_longest_waiting_connection_for_a_newcomer() -> None:

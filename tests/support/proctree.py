@@ -11,7 +11,8 @@ from pathlib import Path
 from tests.support.load import cpu_seconds, status_kib
 
 
-def _parent_of(pid: int) -> int | None:
+def parent_of(pid: int) -> int | None:
+    """The parent of a living process, or None once it is gone."""
     try:
         return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
     except (OSError, ValueError, IndexError):
@@ -23,7 +24,7 @@ def descendants(pid: int) -> list[int]:
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            parent = _parent_of(int(entry))
+            parent = parent_of(int(entry))
             if parent is not None:
                 children.setdefault(parent, []).append(int(entry))
     found: list[int] = []

@@ -229,23 +229,30 @@ def pdf_content_bomb(decoded_megabytes: int) -> bytes:
     )
 
 
-def pdf_form_bomb(form_lines: int, invocations: int) -> bytes:
-    """A one-page PDF that draws one form (form_lines lines of text) ``invocations`` times.
+def pdf_form_bomb(form_lines: int, invocations: int, pages: int = 1) -> bytes:
+    """A PDF whose pages each draw one form (form_lines lines of text) ``invocations`` times.
 
     A few KB, and pypdf re-reads the form at every invocation: 20,000 lines drawn 5,000 times is
-    most of an hour of CPU for an unbounded reader.
+    most of an hour of CPU for an unbounded reader. Milder forms on many pages make a document
+    that is quick to open and slow to read to its end.
     """
+    contents, font, form = pages + 3, pages + 4, pages + 5
+    kids = " ".join(f"{3 + page} 0 R" for page in range(pages))
+    page = (
+        f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {contents} 0 R "
+        f"/Resources << /Font << /F1 {font} 0 R >> /XObject << /X1 {form} 0 R >> >> >>"
+    ).encode()
     return pdf_from_objects(
         [
             b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-            b"/Resources << /Font << /F1 5 0 R >> /XObject << /X1 6 0 R >> >> >>",
+            f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+            *[page] * pages,
             _flate_stream(b"/X1 Do\n" * invocations),
             _PDF_FONT,
             _flate_stream(
                 _PDF_LINE * form_lines,
-                b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> ",
+                b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 %d 0 R >> >> "
+                % font,
             ),
         ]
     )

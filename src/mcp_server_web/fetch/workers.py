@@ -17,8 +17,9 @@ to the next call. A process can be killed. So each conversion runs in a worker p
   of lxml, readability and trafilatura takes.
 
 A worker shares nothing with the server but a pipe: its stdout is pointed at stderr (stdout is
-the stdio protocol channel), and it dies with the server on Linux (PR_SET_PDEATHSIG), or at its
-next read of the pipe elsewhere.
+the stdio protocol channel), and it dies with the server on Linux, or at its next read of the pipe
+elsewhere: the fork server, its parent, ends when the server does, and the kernel then kills the
+worker (PR_SET_PDEATHSIG), busy or not.
 """
 
 from __future__ import annotations
@@ -84,9 +85,31 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
+def _release_the_fork_server() -> None:
+    """Let go of the descriptor that keeps the fork server alive.
+
+    The fork server ends when the write end of its "alive" pipe is closed everywhere, and every
+    process it forks inherits that end (so that a child may start processes of its own). Held by a
+    worker, it kept the fork server running after the server was killed, so the worker's parent
+    never died and PR_SET_PDEATHSIG never fired: a busy worker converted on, outside every limit,
+    until its page was done (up to MCP_WEB_TIMEOUT of CPU) and only then found the server gone. A
+    worker starts no process, so it needs none of it.
+    """
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver
+    alive = getattr(server, "_forkserver_alive_fd", None)
+    if isinstance(alive, int):
+        with contextlib.suppress(OSError):
+            os.close(alive)
+        server._forkserver_alive_fd = None  # type: ignore[attr-defined]
+
+
 def _worker_main(conn: Connection, log_level: int) -> None:
     """Run jobs from conn until the server closes it."""
     _die_with_parent()
+    # Only now: until here this worker's hold keeps its parent alive, so the signal cannot be missed.
+    _release_the_fork_server()
     # A library that prints must not write into the stdio protocol stream.
     os.dup2(2, 1)
     # Ctrl-C in the terminal reaches the whole process group: the server decides, not the worker.
