@@ -215,6 +215,13 @@ def _run_without_io(coroutine: Coroutine[Any, Any, T]) -> T:
     raise AssertionError("the coroutine suspended: it tried to do I/O")
 
 
+def _metadata(address: IPAddress) -> bool:
+    """Whether address is a cloud metadata service's, itself or in an IPv6 form that carries it."""
+    if isinstance(address, ipaddress.IPv6Address):
+        return address in CLOUD_METADATA or any(v4 in CLOUD_METADATA for v4 in _carried_ipv4s(address))
+    return address in CLOUD_METADATA
+
+
 def _refusal(address: IPAddress) -> str | None:
     return AddressPolicy().refusal(address)
 
@@ -227,7 +234,10 @@ def _assert_policy_outcome(host: str, address: IPAddress) -> None:
     if refused:
         with pytest.raises(BlockedAddress) as caught:
             policy.check(address, host)
-        assert "allow_private" in caught.value.parameters  # the way out, by the library's parameter
+        # The ways out, by the library's parameters: a listed range always; allow_private for all
+        # but the cloud metadata services, which it never opens.
+        assert "allow_cidrs" in caught.value.parameters
+        assert ("allow_private" in caught.value.parameters) == (not _metadata(address))
         with pytest.raises(BlockedAddress):
             _run_without_io(vet_host(host, 80, resolver, policy))
     else:
@@ -421,7 +431,8 @@ def test_allow_cidrs_open_exactly_what_they_list(case: tuple[IPAddress, list[IPN
         assert listed is None
     else:
         assert listed == _refusal(address)  # nothing else is opened
-    assert AddressPolicy(allow_private=True).refusal(address) is None
+    opened_by_allow_private = AddressPolicy(allow_private=True).refusal(address) is None
+    assert opened_by_allow_private == (not _metadata(address))  # never a cloud metadata service
 
 
 @fuzz(200)
