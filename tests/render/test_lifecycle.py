@@ -18,6 +18,7 @@ from tests.support.browser import browser_or_skip
 from tests.support.http_server import http_client, running_http_server
 from tests.support.netguard import QuickOrigin
 from tests.support.proctree import descendants, living
+from tests.support.timing import PATIENCE
 
 
 def _environment(browser: str | None) -> dict[str, str]:
@@ -47,7 +48,7 @@ def _parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
-def _wait_gone(pids: list[int], seconds: float = 10.0) -> list[int]:
+def _wait_gone(pids: list[int], seconds: float = PATIENCE) -> list[int]:
     deadline = time.monotonic() + seconds
     while living(pids) and time.monotonic() < deadline:
         time.sleep(0.05)
