@@ -44,7 +44,7 @@ def check_url(url: str) -> None:
     try:
         # A connection is built from the URL's options only when it is first needed: built here,
         # an option the client does not take fails now, not at the first call.
-        connection_pool(url, timeout=1.0).make_connection()
+        connection_pool(url, timeout=1.0).make_connection()  # type: ignore[no-untyped-call]
     except (ValueError, TypeError) as exc:
         raise ValueError(_without_credentials(_sentence(exc), url)) from None
 
