@@ -35,7 +35,7 @@ from mcp_server_web.errors import (
     WebToolError,
 )
 from mcp_server_web.fetch.browser.renderer import NotAPage, RenderedPage, Renderer
-from mcp_server_web.fetch.config import FetchConfig
+from mcp_server_web.fetch.config import FetchConfig, admission_scope
 from mcp_server_web.fetch.doc.challenge import bot_protection, detect_challenge
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.fetch.net.robots import ROBOTS_TIMEOUT, RobotsPolicy
@@ -119,12 +119,15 @@ class FetchService:
             if config.respect_robots
             else None
         )
+        # Under the policy's name: what another policy admitted (a deployment reading private
+        # ranges, or ignoring robots.txt, over the same Redis) is never found here, nor joined.
+        scope = admission_scope(config)
         self._cache = state.store(
-            "fetch", ttl=config.cache_ttl, max_bytes=config.cache_max_bytes - robots_bytes
+            f"fetch:{scope}", ttl=config.cache_ttl, max_bytes=config.cache_max_bytes - robots_bytes
         )
-        self._downloads = state.flight("fetch.downloads")
-        self._renders = state.flight("fetch.renders")
-        self._conversions = state.flight("fetch.conversions")
+        self._downloads = state.flight(f"fetch.downloads:{scope}")
+        self._renders = state.flight(f"fetch.renders:{scope}")
+        self._conversions = state.flight(f"fetch.conversions:{scope}")
 
     @property
     def cache(self) -> KeyValueStore:
