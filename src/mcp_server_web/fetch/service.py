@@ -125,9 +125,11 @@ class FetchService:
         self._cache = state.store(
             f"fetch:{scope}", ttl=config.cache_ttl, max_bytes=config.cache_max_bytes - robots_bytes
         )
-        self._downloads = state.flight(f"fetch.downloads:{scope}")
-        self._renders = state.flight(f"fetch.renders:{scope}")
-        self._conversions = state.flight(f"fetch.conversions:{scope}")
+        # A call waits on another replica's work for its own time limit at most, then does it.
+        wait = config.timeout
+        self._downloads = state.flight(f"fetch.downloads:{scope}", wait=wait)
+        self._renders = state.flight(f"fetch.renders:{scope}", wait=wait)
+        self._conversions = state.flight(f"fetch.conversions:{scope}", wait=wait)
 
     @property
     def cache(self) -> KeyValueStore:

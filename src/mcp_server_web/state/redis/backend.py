@@ -86,19 +86,19 @@ class RedisState:
             self._stores[namespace] = existing
         return existing
 
-    def flight(self, namespace: str) -> SingleFlight:
+    def flight(self, namespace: str, *, wait: float | None = None) -> SingleFlight:
         if namespace in LOCAL_NAMESPACES:
             return self._local.flight(namespace)
         if namespace not in self._flights:
             self._flights[namespace] = RedisFlight(
-                self._client, self.health, self._codec, prefix=self._values(namespace)
+                self._client, self.health, self._codec, prefix=self._values(namespace), wait=wait
             )
         return self._flights[namespace]
 
-    def cooldowns(self, namespace: str) -> RedisCooldowns:
+    def cooldowns(self, namespace: str, *, longest: float | None = None) -> RedisCooldowns:
         if namespace not in self._cooldowns:
             self._cooldowns[namespace] = RedisCooldowns(
-                self._client, self.health, prefix=self._space(namespace)
+                self._client, self.health, self._clock, prefix=self._space(namespace), longest=longest
             )
         return self._cooldowns[namespace]
 
