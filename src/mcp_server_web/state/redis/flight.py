@@ -139,7 +139,9 @@ class RedisFlight:
                         result: T = found[0]
                         return result, True
                 # It failed, was cancelled, died, or Redis failed: claim again (or work, without Redis).
-            logger.info("shared state: waited %g s on another replica's work; doing it here", self._wait)
+            logger.info(
+                "shared state: waited on another replica's work as long as this call may; doing it here"
+            )
             return await work(), False
         finally:
             _waits_end.reset(budget)
