@@ -489,3 +489,28 @@ def test_doctor_says_nothing_goes_to_a_third_party_by_default() -> None:
     assert "  not set: a page web_fetch cannot read is never sent to a third party." in out.stdout
     refused = run_cli("--fetch-fallback", "brave", "doctor")
     assert refused.returncode == 2 and "unknown name(s) brave; known: tavily, exa" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("foo://:redis-pass-secret@127.0.0.1:6379/0", "redis:// or rediss://"),
+        ("unix:///run/redis.sock", "redis:// or rediss://"),
+        ("redis://:redis-pass-secret@127.0.0.1:99999/0", "port"),
+        ("redis://:redis-pass-secret@127.0.0.1:6379/0?socket_timeout=soon", "socket_timeout"),
+        ("redis://:redis-pass-secret@127.0.0.1:6379/0?no_such_option=1", "no_such_option"),
+    ],
+)
+@pytest.mark.parametrize("command", [[], ["--transport", "http", "--port", "0"], ["doctor"]])
+def test_an_unusable_redis_url_is_one_line_and_exit_2_like_any_bad_setting(
+    url: str, said: str, command: list[str]
+) -> None:
+    """Over stdio, over HTTP (where exit 3 would mean the port could not be bound) and in doctor:
+    the setting is named, the password is not, and nothing starts."""
+    out = run_cli(*command, env=clean_env(MCP_WEB_REDIS_URL=url))
+    assert out.returncode == 2, out.stderr[-3000:]
+    assert out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("usage:"), out.stderr[-3000:]
+    assert "MCP_WEB_REDIS_URL" in lines[1] and said.lower() in lines[1].lower(), lines[1]
+    assert "redis-pass-secret" not in out.stderr

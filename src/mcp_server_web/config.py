@@ -98,6 +98,20 @@ def _optional_text(raw: str) -> str | None:
     return raw.strip() or None
 
 
+def _redis_url(raw: str) -> str | None:
+    value = raw.strip() or None
+    if value is not None:
+        # The state library builds its client from it now: a URL no connection could come from
+        # is a bad setting like any other, not a traceback once the server has started.
+        from mcp_server_web.state import check_redis_url
+
+        try:
+            check_redis_url(value)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    return value
+
+
 def _path(raw: str) -> str:
     value = raw.strip()
     if not value.startswith("/"):
@@ -151,6 +165,7 @@ HOST = Kind(_text, "a host name or IP address", "HOST")
 PATH = Kind(_path, "a path starting with /", "PATH")
 SECRET = Kind(_optional_text, "text", "SECRET")
 URL = Kind(_optional_text, "a URL", "URL")
+REDIS_URL = Kind(_redis_url, "a redis:// or rediss:// URL", "URL")
 EXECUTABLE = Kind(_optional_text, "a path or a command on PATH", "PATH")
 LIST = Kind(_parse_list, "a comma-separated list", "LIST")
 CIDRS = Kind(_parse_cidrs, "comma-separated IP ranges, e.g. 198.18.0.0/15", "CIDRS")
@@ -417,7 +432,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "redis_url",
         "MCP_WEB_REDIS_URL",
-        URL,
+        REDIS_URL,
         "Redis that replicas share state through (redis:// or rediss://, password in the URL)",
         secret=True,
         default_help="unset: state kept in this process's memory",

@@ -194,7 +194,10 @@ async def test_a_poisoned_or_oversized_entry_reads_as_a_miss(
         with caplog.at_level(logging.WARNING):
             assert await store.get("page") is None
         assert "over the 50000 allowed" in caplog.text
-        assert state.shared_status == "ok"  # a bad entry is not a Redis outage
+        # Not a Redis outage: the replica says degraded (a value it could not trust), and goes on
+        # sharing through Redis.
+        assert state.shared_status == "degraded"
+        assert await store.put("page", "shared still") and redis_server.keys("p:fetch:*:e:*")
 
 
 # Trouble never fails a call ---------------------------------------------------------------------

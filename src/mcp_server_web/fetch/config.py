@@ -7,7 +7,9 @@ and ``FetchConfig()`` is a sensible start: public addresses only, robots.txt obe
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
+import json
 from dataclasses import dataclass
 
 from mcp_server_web.identity import DEFAULT_USER_AGENT, ROBOTS_TOKEN
@@ -44,3 +46,30 @@ class FetchConfig:
     """Seconds a downloaded response and its documents stay cached."""
     pdf_max_pages: int = 100
     """PDF pages converted at most."""
+
+
+ADMISSION = (
+    "allow_private",
+    "allow_cidrs",
+    "respect_robots",
+    "robots_token",
+    "user_agent",
+    "max_response_bytes",
+)
+"""The FetchConfig fields that decide whether a page may be read and what is asked of its site:
+the address policy and its allowed ranges, robots.txt and the names it is read for, the user agent
+(sites answer by it), and the response cap. A document admitted under other values may be one
+this config would refuse. Limits of time and of the cache only bound the work, and are left out."""
+
+
+def admission_scope(config: FetchConfig) -> str:
+    """12 hex digits naming config's admission policy (``ADMISSION``), the same in every process.
+
+    What a FetchService keeps (documents, responses, single-flight, robots.txt rules) is kept
+    under it: deployments of different policies sharing one Redis, or a deployment restarted with
+    a tightened policy over the entries of its former self, never find each other's documents.
+    """
+    values = {name: getattr(config, name) for name in ADMISSION}
+    values["allow_cidrs"] = sorted(str(network) for network in config.allow_cidrs)
+    text = json.dumps(values, sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:12]

@@ -37,7 +37,7 @@ from mcp_server_web.errors import (
     WebToolError,
 )
 from mcp_server_web.fetch.browser.renderer import NotAPage, RenderedPage, Renderer
-from mcp_server_web.fetch.config import FetchConfig
+from mcp_server_web.fetch.config import FetchConfig, admission_scope
 from mcp_server_web.fetch.doc.challenge import bot_protection, detect_challenge
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.fetch.net.resolution import private_destination
@@ -134,12 +134,17 @@ class FetchService:
             if config.respect_robots
             else None
         )
+        # Under the policy's name: what another policy admitted (a deployment reading private
+        # ranges, or ignoring robots.txt, over the same Redis) is never found here, nor joined.
+        scope = admission_scope(config)
         self._cache = state.store(
-            "fetch", ttl=config.cache_ttl, max_bytes=config.cache_max_bytes - robots_bytes
+            f"fetch:{scope}", ttl=config.cache_ttl, max_bytes=config.cache_max_bytes - robots_bytes
         )
-        self._downloads = state.flight("fetch.downloads")
-        self._renders = state.flight("fetch.renders")
-        self._conversions = state.flight("fetch.conversions")
+        # A call waits on another replica's work for its own time limit at most, then does it.
+        wait = config.timeout
+        self._downloads = state.flight(f"fetch.downloads:{scope}", wait=wait)
+        self._renders = state.flight(f"fetch.renders:{scope}", wait=wait)
+        self._conversions = state.flight(f"fetch.conversions:{scope}", wait=wait)
 
     @property
     def cache(self) -> KeyValueStore:

@@ -93,7 +93,9 @@ class Cooldowns:
     def __init__(
         self, state: StateBackend, *, first: float = COOLDOWN_FIRST, maximum: float = COOLDOWN_MAX
     ) -> None:
-        self._book = state.cooldowns("search.cooldowns")
+        # No cooldown is longer than the longest step or Retry-After honoured: a record read back
+        # that ends later (from a shared store) was not written by this policy.
+        self._book = state.cooldowns("search.cooldowns", longest=max(maximum, RETRY_AFTER_MAX))
         self._clock = state.now
         self.first = first
         self.maximum = maximum
@@ -196,7 +198,8 @@ class SearchChain:
         self._fanout = fanout
         self.cooldowns = Cooldowns(state)
         self._cache = state.store("search.answers", ttl=cache_ttl, max_entries=SEARCH_CACHE_ENTRIES)
-        self._flight = state.flight("search.answers")
+        # Another replica's round is waited on for a search's own deadline at most.
+        self._flight = state.flight("search.answers", wait=deadline)
         self.limits = Limits(state, rps=rps or {}, daily_limits=daily_limits or {})
         self._auth_cooldown = auth_cooldown
 

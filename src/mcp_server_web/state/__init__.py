@@ -36,6 +36,7 @@ __all__ = [
     "StateBackend",
     "StoreUsage",
     "Unencodable",
+    "check_redis_url",
     "encode_key",
     "key_text",
     "redis_state",
@@ -52,3 +53,12 @@ def redis_state(
     from mcp_server_web.state.redis import RedisState
 
     return RedisState(url, prefix=prefix, codec=codec, clock=clock)
+
+
+def check_redis_url(url: str) -> None:
+    """Return quietly when ``redis_state`` can be built from url (nothing is connected); else
+    ValueError, a sentence that never repeats the URL's password: an unknown scheme, a bad port,
+    an option the Redis client does not take."""
+    from mcp_server_web.state.redis.connect import check_url  # the client, imported only with a URL
+
+    check_url(url)

@@ -255,10 +255,13 @@ class MemoryState:
             raise ValueError(f"the store {namespace!r} exists already with other bounds")
         return existing
 
-    def flight(self, namespace: str) -> MemoryFlight:
+    def flight(self, namespace: str, *, wait: float | None = None) -> MemoryFlight:
+        # wait bounds waits on other replicas' work: here every piece of work is this process's,
+        # bounded by its own limits.
         return self._flights.setdefault(namespace, MemoryFlight())
 
-    def cooldowns(self, namespace: str) -> MemoryCooldowns:
+    def cooldowns(self, namespace: str, *, longest: float | None = None) -> MemoryCooldowns:
+        # longest checks records written elsewhere: every record here is this process's own.
         return self._cooldowns.setdefault(namespace, MemoryCooldowns())
 
     def pacer(self, namespace: str) -> MemoryPacer:

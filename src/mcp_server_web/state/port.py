@@ -150,9 +150,15 @@ class StateBackend(Protocol):
     ) -> KeyValueStore:
         """The store of namespace, bounded by max_bytes (measured) or by max_entries: exactly one."""
 
-    def flight(self, namespace: str) -> SingleFlight: ...
+    def flight(self, namespace: str, *, wait: float | None = None) -> SingleFlight:
+        """The single-flight of namespace. wait: seconds a call waits on work done by another
+        replica at most, all its waits together (its own limit), before doing the work itself;
+        None: as long as the work takes."""
 
-    def cooldowns(self, namespace: str) -> CooldownBook: ...
+    def cooldowns(self, namespace: str, *, longest: float | None = None) -> CooldownBook:
+        """The cooldown book of namespace. longest: seconds the longest cooldown its policy gives;
+        a record read back that ends further ahead was not written under it, and reads as none
+        (None: any)."""
 
     def pacer(self, namespace: str) -> Pacer: ...
 

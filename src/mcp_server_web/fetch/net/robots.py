@@ -34,6 +34,7 @@ from mcp_server_web.errors import (
     InvalidURL,
     RobotsDisallowed,
 )
+from mcp_server_web.fetch.config import admission_scope
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.identity import ROBOTS_TOKEN
 from mcp_server_web.state import KeyValueStore, MemoryState, StateBackend
@@ -161,6 +162,9 @@ class RobotsPolicy:
         self._token = token
         self._rules = state.store("robots", ttl=ttl, max_bytes=max_bytes)
         self._flights = state.flight("robots")
+        # Rules are read under the fetcher's policy and user agent: a policy that may not reach a
+        # host must not read (nor quote) the robots.txt another policy read there.
+        self._scope = admission_scope(fetcher.config)
 
     @property
     def cache(self) -> KeyValueStore:
@@ -169,16 +173,17 @@ class RobotsPolicy:
     async def check(self, url: str) -> None:
         """Raise RobotsDisallowed when robots.txt forbids url; return quietly when it allows it."""
         robots_url = robots_url_for(url)
-        rules: RobotsRules | None = await self._rules.get(robots_url)
+        key = (self._scope, robots_url)
+        rules: RobotsRules | None = await self._rules.get(key)
         if rules is None:
-            rules = (await self._flights.run(robots_url, lambda: self._load(robots_url)))[0]
+            rules = (await self._flights.run(key, lambda: self._load(robots_url)))[0]
         reason = rules.refusal(url, self._token)
         if reason is not None:
             raise RobotsDisallowed(reason, parameters=("respect_robots",))
 
     async def _load(self, robots_url: str) -> RobotsRules:
         rules, size = await self._download(robots_url)
-        await self._rules.put(robots_url, rules, size=size)
+        await self._rules.put((self._scope, robots_url), rules, size=size)
         return rules
 
     def _time_allowed(self) -> float:
@@ -228,7 +233,11 @@ class RobotsPolicy:
         # keeps its last call's function, arguments and result alive until its next call (up to
         # 10 s), and tens of MB of parsed rules must not outlive the cache's decision to drop them.
         box: list[Any] = [text]
-        token, measure = self._token, self._rules.measure
+        token, scope, store = self._token, self._scope, self._rules
+
+        def measure(url: str, rules: RobotsRules) -> int:
+            return store.measure((scope, url), rules)
+
         await anyio.to_thread.run_sync(lambda: box.append(_parsed(robots_url, box.pop(), token, measure)))
         rules: tuple[RobotsRules, int] = box.pop()
         return rules

@@ -11,20 +11,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 
 from mcp_server_web.state.codec import Codec
 from mcp_server_web.state.memory import MemoryState
 from mcp_server_web.state.port import KeyValueStore, SingleFlight
+from mcp_server_web.state.redis.connect import connection_pool
 from mcp_server_web.state.redis.flight import RedisFlight
 from mcp_server_web.state.redis.health import OPERATION_TIMEOUT, SharedHealth, SharedStatus
 from mcp_server_web.state.redis.records import RedisCooldowns, RedisCounters, RedisPacer
 from mcp_server_web.state.redis.store import RedisStore
-
-MAX_CONNECTIONS = 128
-"""Connections to Redis at most, per replica. Each call in flight holds at most one at a time, and
-each caller waiting on another replica's work one more (its subscription): with the default 32
-calls at once that is under 64; one asked for beyond the bound waits, within the deadline."""
 
 LOCAL_NAMESPACES = frozenset({"robots"})
 """Kept in each replica's memory even with Redis: parsed robots.txt rules are a third-party
@@ -44,14 +40,7 @@ class RedisState:
         clock: Callable[[], float] = time.time,
         timeout: float = OPERATION_TIMEOUT,
     ) -> None:
-        pool = BlockingConnectionPool.from_url(
-            url,
-            max_connections=MAX_CONNECTIONS,
-            timeout=timeout,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-        )
-        self._client = Redis(connection_pool=pool)
+        self._client = Redis(connection_pool=connection_pool(url, timeout=timeout))
         self._prefix = prefix
         self._codec = codec
         self._clock = clock
@@ -97,19 +86,19 @@ class RedisState:
             self._stores[namespace] = existing
         return existing
 
-    def flight(self, namespace: str) -> SingleFlight:
+    def flight(self, namespace: str, *, wait: float | None = None) -> SingleFlight:
         if namespace in LOCAL_NAMESPACES:
             return self._local.flight(namespace)
         if namespace not in self._flights:
             self._flights[namespace] = RedisFlight(
-                self._client, self.health, self._codec, prefix=self._values(namespace)
+                self._client, self.health, self._codec, prefix=self._values(namespace), wait=wait
             )
         return self._flights[namespace]
 
-    def cooldowns(self, namespace: str) -> RedisCooldowns:
+    def cooldowns(self, namespace: str, *, longest: float | None = None) -> RedisCooldowns:
         if namespace not in self._cooldowns:
             self._cooldowns[namespace] = RedisCooldowns(
-                self._client, self.health, prefix=self._space(namespace)
+                self._client, self.health, self._clock, prefix=self._space(namespace), longest=longest
             )
         return self._cooldowns[namespace]
 
