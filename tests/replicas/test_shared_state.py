@@ -26,6 +26,7 @@ from tests.support.origin import Origin, trickle
 from tests.support.redis_server import RedisServer, running_redis
 from tests.support.replicas import noting_replicas, running_replicas
 from tests.support.samples import article_html
+from tests.support.timing import eventually
 
 PAGE = 1500
 
@@ -160,6 +161,19 @@ async def test_a_daily_budget_counts_across_replicas(
     assert last["outcome"] == "skipped" and last["error"].startswith("budget")
 
 
+async def replicas_find_redis_again(balancer: str, count: int) -> None:
+    """Return once each of count replicas says shared_state ok (their background probe, every 2 s,
+    finds Redis again with no call made)."""
+    found: dict[str, str] = {}
+
+    def all_found() -> bool:
+        answer = httpx2.get(f"{balancer}/healthz", timeout=5)
+        found[answer.headers[SERVED_BY]] = answer.json()["shared_state"]
+        return len(found) == count and set(found.values()) == {"ok"}
+
+    assert await eventually(all_found, every=0.1), found
+
+
 async def test_redis_stopped_mid_run_and_started_again_every_call_succeeds(
     origin: Origin, redis_server: RedisServer
 ) -> None:
@@ -178,7 +192,7 @@ async def test_redis_stopped_mid_run_and_started_again_every_call_succeeds(
                     } == {(200, "degraded", "degraded")}
                     assert len({r.headers[SERVED_BY] for r in during}) == 2
                     redis_server.start()
-                    await anyio.sleep(2.5)  # a probe interval: the replicas find Redis again
+                    await replicas_find_redis_again(balancer.url, 2)
                 result, replica = await web.call("web_fetch", {"url": url, "max_length": PAGE})
                 outcomes.append((result.is_error, replica, text_of(result)[:200]))
             health = [httpx2.get(f"{balancer.url}/healthz", timeout=5).json() for _ in range(2)]

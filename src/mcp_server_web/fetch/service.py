@@ -233,19 +233,31 @@ class FetchService:
     async def _document(
         self, url: str, mode: _Mode, refresh: bool, progress: ProgressReporter
     ) -> tuple[Document, bool]:
-        key = _current_key(url, mode)
         if not refresh:
-            current: str | None = await self._cache.get(key)
-            cached: Document | None = (
-                None if current is None else await self._cache.get(_snapshot_key(url, mode, current))
-            )
+            cached = await self._current_document(url, mode)
             if cached is not None:
                 return cached, True
+        reused = False
+
+        async def work() -> Document:
+            nonlocal reused
+            # Looked for again once the flight is ours: a replica that waited on another's work
+            # and missed its result (it subscribed just as the work ended) finds the document the
+            # work cached, rather than converting the page a second time.
+            found = None if refresh else await self._current_document(url, mode)
+            reused = found is not None
+            return found if found is not None else await self._build_document(url, mode, refresh, progress)
+
         # A refresh must not join a normal call's flight, which may be serving the old copy.
+        key = _current_key(url, mode)
         flight_key = (*key, "refresh") if refresh else key
-        work = partial(self._build_document, url, mode, refresh, progress)
+        document, joined = await self._conversions.run(flight_key, work)
         # A call that joined another's download and conversion got a copy it did not make: cached.
-        return await self._conversions.run(flight_key, work)
+        return document, joined or reused
+
+    async def _current_document(self, url: str, mode: _Mode) -> Document | None:
+        current: str | None = await self._cache.get(_current_key(url, mode))
+        return None if current is None else await self._cache.get(_snapshot_key(url, mode, current))
 
     async def _build_document(
         self, url: str, mode: _Mode, refresh: bool, progress: ProgressReporter
