@@ -442,20 +442,28 @@ async def test_fetcher_refuses_names_through_a_proxy_too(attack: Attack) -> None
     assert backend.connects == []
 
 
+async def refusal_failures(fetcher: Fetcher, attempts: list[tuple[str, str, str]]) -> list[str]:
+    """What went wrong fetching each (url, label, rule): fetched, refused by another rule than
+    ``rule`` (any rule when it is ""), or failed some other way; [] when every one was refused."""
+    failures: list[str] = []
+    for url, label, rule in attempts:
+        try:
+            await fetcher.fetch(url)
+            failures.append(f"{label}: fetched")
+        except BlockedAddress as error:
+            if rule not in error.message:
+                failures.append(f"{label}: wrong rule: {error.message}")
+        except WebToolError as error:
+            failures.append(f"{label}: {error}")
+    return failures
+
+
 async def test_every_literal_form_is_refused_through_a_proxy() -> None:
     backend = GuardBackend(permitted=(REDIRECTOR,))
-    failures: list[str] = []
     with QuickOrigin(REDIRECTOR) as proxy:
         settings = FetchConfig(proxy=proxy.base, allow_cidrs=ONLY_REDIRECTOR)
         async with Fetcher(settings, resolver=StubResolver(), network_backend=backend, environ={}) as fetcher:
-            for attack in LITERAL:
-                try:
-                    await fetcher.fetch(attack.url)
-                    failures.append(f"{attack.url}: fetched")
-                except BlockedAddress:
-                    pass
-                except WebToolError as error:
-                    failures.append(f"{attack.url}: {error}")
+            failures = await refusal_failures(fetcher, [(attack.url, attack.url, "") for attack in LITERAL])
         assert proxy.requests == []
     assert failures == []
     assert backend.connects == []
@@ -597,18 +605,15 @@ async def test_redirect_from_an_allowed_host_to_each_form_is_refused(
         redirector.route(f"/r{index}", _raw_redirect(status, target))
     backend = GuardBackend(permitted=(REDIRECTOR,))
     resolver = StubResolver(_resolver_table(ATTACKS))
-    failures: list[str] = []
     settings = FetchConfig(allow_cidrs=ONLY_REDIRECTOR, timeout=5.0)
     async with Fetcher(settings, resolver=resolver, network_backend=backend, environ={}) as fetcher:
-        for index, (attack, target) in enumerate(targets):
-            try:
-                await fetcher.fetch(_start(redirector, f"/r{index}"))
-                failures.append(f"{target}: fetched")
-            except BlockedAddress as error:
-                if attack.rule not in error.message:
-                    failures.append(f"{target}: wrong rule: {error.message}")
-            except WebToolError as error:
-                failures.append(f"{target}: {error}")
+        failures = await refusal_failures(
+            fetcher,
+            [
+                (_start(redirector, f"/r{index}"), target, attack.rule)
+                for index, (attack, target) in enumerate(targets)
+            ],
+        )
     assert failures == []
     # Every hop to the allowed host happened; nothing else was ever connected to.
     assert redirector.hits("/r0") == 1 and len(redirector.requests) == len(targets)
@@ -948,20 +953,11 @@ async def test_allow_private_through_a_proxy_still_refuses_metadata_literals_and
     # a lookup.
     backend = GuardBackend(permitted=(REDIRECTOR,))
     forms = [a for a in METADATA_FORMS if a.name is None or metadata_name(a.name) is not None]
-    failures: list[str] = []
     with QuickOrigin(REDIRECTOR) as proxy:
         resolver = StubResolver(_resolver_table(forms))
         config = FetchConfig(proxy=proxy.base, allow_private=True, timeout=5.0)
         async with Fetcher(config, resolver=resolver, network_backend=backend, environ={}) as fetcher:
-            for attack in forms:
-                try:
-                    await fetcher.fetch(attack.url)
-                    failures.append(f"{attack.url}: fetched")
-                except BlockedAddress as refused:
-                    if CLOUD not in refused.message:
-                        failures.append(f"{attack.url}: {refused}")
-                except WebToolError as error:
-                    failures.append(f"{attack.url}: {error}")
+            failures = await refusal_failures(fetcher, [(attack.url, attack.url, CLOUD) for attack in forms])
         assert proxy.requests == []
     assert failures == [] and len(forms) >= 15
     assert backend.connects == [] and resolver.calls == []
@@ -973,18 +969,12 @@ async def test_allow_private_follows_no_redirect_to_a_metadata_form(redirector: 
         redirector.route(f"/m{index}", _raw_redirect(302, target))
     backend = GuardBackend(permitted=(REDIRECTOR,))
     resolver = StubResolver(_resolver_table(ATTACKS))
-    failures: list[str] = []
     config = FetchConfig(allow_private=True, timeout=5.0)
     async with Fetcher(config, resolver=resolver, network_backend=backend, environ={}) as fetcher:
-        for index, target in enumerate(targets):
-            try:
-                await fetcher.fetch(_start(redirector, f"/m{index}"))
-                failures.append(f"{target}: fetched")
-            except BlockedAddress as error:
-                if CLOUD not in error.message:
-                    failures.append(f"{target}: {error.message}")
-            except WebToolError as error:
-                failures.append(f"{target}: {error}")
+        failures = await refusal_failures(
+            fetcher,
+            [(_start(redirector, f"/m{index}"), target, CLOUD) for index, target in enumerate(targets)],
+        )
     assert failures == [] and len(targets) >= 20
     assert {host for host, _ in backend.connects} == {REDIRECTOR}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from ipaddress import ip_network
 from typing import Any
@@ -15,6 +15,8 @@ from mcp_types import CallToolResult
 
 from mcp_server_web.config import Settings
 from mcp_server_web.server.app import build_server
+from tests.support.fakes.exa import FakeExa
+from tests.support.fakes.tavily import FakeTavily
 
 LOOPBACK_ONLY = (ip_network("127.0.0.1/32"),)
 
@@ -26,6 +28,18 @@ def make_settings(**overrides: Any) -> Settings:
     values: dict[str, Any] = {"allow_cidrs": LOOPBACK_ONLY, "timeout": 5.0, "render": "off"}
     values.update(overrides)
     return Settings.from_values(values)
+
+
+@pytest.fixture
+def tavily() -> Iterator[FakeTavily]:
+    with FakeTavily() as fake:
+        yield fake  # type: ignore[misc]
+
+
+@pytest.fixture
+def exa() -> Iterator[FakeExa]:
+    with FakeExa() as fake:
+        yield fake  # type: ignore[misc]
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ that speak each endpoint's wire format; origins serving bot walls on 127.0.0.1 t
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -28,18 +27,6 @@ from tests.support.samples import article_html
 WALL = "<html><head><title>Just a moment...</title></head><body>Checking your browser</body></html>"
 SHELL = "<html><head><script src='/app.js'></script></head><body><div id='root'></div></body></html>"
 PAGE_TEXT = "# The Valley\n\n" + "\n\n".join(f"Paragraph {i} about rivers and valleys." for i in range(200))
-
-
-@pytest.fixture
-def tavily() -> Iterator[FakeTavily]:
-    with FakeTavily() as fake:
-        yield fake  # type: ignore[misc]
-
-
-@pytest.fixture
-def exa() -> Iterator[FakeExa]:
-    with FakeExa() as fake:
-        yield fake  # type: ignore[misc]
 
 
 def settings_with(*fakes: FakeTavily | FakeExa, fallback: tuple[str, ...], **more: Any) -> Any:

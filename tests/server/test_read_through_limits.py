@@ -13,14 +13,10 @@ state backend is this process's memory or a redis-server of the test's own.
 from __future__ import annotations
 
 import itertools
-import os
 import re
-import sys
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
-import httpx
 import pytest
 from mcp import Client
 from mcp_types import CallToolResult
@@ -33,7 +29,7 @@ from tests.support.fakes.base import FakeProvider, sample_results
 from tests.support.fakes.duckduckgo import FakeDuckDuckGo
 from tests.support.fakes.exa import FakeExa
 from tests.support.fakes.tavily import FakeTavily
-from tests.support.http_server import http_client, running_http_server
+from tests.support.http_server import healthz_and_doctor, http_client, running_http_server
 from tests.support.origin import Origin
 from tests.support.redis_server import RedisServer
 
@@ -42,18 +38,6 @@ SPACING_TOLERANCE = 0.8
 5 % further apart than the rate, and scheduling can bring two arrivals a little closer."""
 BUDGET = "budget: the {limit} calls a day allowed are used up"
 PACED = "paced at {rps} request(s) per second and every turn before the deadline is taken"
-
-
-@pytest.fixture
-def tavily() -> Iterator[FakeTavily]:
-    with FakeTavily() as fake:
-        yield fake  # type: ignore[misc]
-
-
-@pytest.fixture
-def exa() -> Iterator[FakeExa]:
-    with FakeExa() as fake:
-        yield fake  # type: ignore[misc]
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -190,18 +174,9 @@ async def test_healthz_and_doctor_count_the_reads(origin: Origin, tavily: FakeTa
         with running_http_server(**env) as server:
             async with http_client(server.url) as client:
                 results = [await client.call_tool("web_fetch", {"url": url}) for url in urls]
-            async with httpx.AsyncClient() as http:
-                health = (await http.get(server.base + "/healthz", timeout=5)).json()
-            with anyio.fail_after(60):
-                doctor = await anyio.run_process(
-                    [sys.executable, "-m", "mcp_server_web", "doctor"],
-                    env={**os.environ, **env, "MCP_WEB_TRANSPORT": "http", "MCP_WEB_PORT": str(server.port)},
-                    check=False,
-                )
+            health, stdout = await healthz_and_doctor(server, env)
     assert [r.is_error for r in results] == [False, False, True]
     assert f"tavily: {BUDGET.format(limit=2)}" in text_of(results[2])
     assert len(tavily.extracts) == 2
     assert health["search"]["tavily"] == {"calls_today": 2, "daily_limit": 2, "rps": None}, health
-    stdout = doctor.stdout.decode()
-    assert doctor.returncode == 0, doctor.stderr
     assert re.search(r"^    tavily: 2 of 2 call\(s\)$", stdout, re.M), stdout

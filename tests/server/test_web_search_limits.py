@@ -3,21 +3,18 @@ single-flight, through the real tool with the SDK Client against the wire-format
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 import threading
 import time
 from typing import Any
 
 import anyio
-import httpx
 from mcp import Client
 
 from mcp_server_web.server.app import build_server
 from tests.server.conftest import text_of
 from tests.support.fakes.base import FakeProvider, Plan, sample_results, settings_for
-from tests.support.http_server import http_client, running_http_server
+from tests.support.http_server import healthz_and_doctor, http_client, running_http_server
 from tests.support.timing import allowance, slowest, timed
 
 
@@ -169,21 +166,11 @@ async def test_healthz_reports_todays_calls_and_a_benched_key(fakes: dict[str, F
         async with http_client(server.url) as client:
             result = await client.call_tool("web_search", {"query": "one"})
             assert not result.is_error, text_of(result)
-        async with httpx.AsyncClient() as http:
-            health = (await http.get(server.base + "/healthz", timeout=5)).json()
-        # doctor, a process of its own with the same settings, reads the running server's figures.
-        with anyio.fail_after(60):
-            doctor = await anyio.run_process(
-                [sys.executable, "-m", "mcp_server_web", "doctor"],
-                env={**os.environ, **env, "MCP_WEB_TRANSPORT": "http", "MCP_WEB_PORT": str(server.port)},
-                check=False,
-            )
-    stdout = doctor.stdout.decode()
+        health, stdout = await healthz_and_doctor(server, env)
     brave, duckduckgo = health["search"]["brave"], health["search"]["duckduckgo"]
     assert brave["calls_today"] == 1 and brave["rps"] == 1.0
     assert "BRAVE_API_KEY was rejected" in brave["cooling_down"]["reason"]
     assert duckduckgo == {"calls_today": 1, "daily_limit": 100, "rps": None}
-    assert doctor.returncode == 0, doctor.stderr
     assert f"Today (UTC), as the server at {server.base}/healthz counts them:" in stdout
     assert re.search(
         r"^    brave: 1 call\(s\); not asked for another \d+ s \(auth: BRAVE_API_KEY was rejected",

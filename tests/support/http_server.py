@@ -11,7 +11,9 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from typing import Any
 
+import anyio
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -103,3 +105,18 @@ async def http_client(
         ) as client,
     ):
         yield client
+
+
+async def healthz_and_doctor(server: RunningServer, env: dict[str, str]) -> tuple[dict[str, Any], str]:
+    """The running server's /healthz, and what `doctor` prints about it: a process of its own with
+    the same settings, which reads the running server's figures (it must exit 0)."""
+    async with httpx2.AsyncClient() as http:
+        health: dict[str, Any] = (await http.get(server.base + "/healthz", timeout=5)).json()
+    with anyio.fail_after(60):
+        doctor = await anyio.run_process(
+            [sys.executable, "-m", "mcp_server_web", "doctor"],
+            env={**os.environ, **env, "MCP_WEB_TRANSPORT": "http", "MCP_WEB_PORT": str(server.port)},
+            check=False,
+        )
+    assert doctor.returncode == 0, doctor.stderr
+    return health, doctor.stdout.decode()
