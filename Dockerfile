@@ -34,11 +34,11 @@ RUN /opt/venv/bin/pip install --no-cache-dir . \
 # ---------------------------------------------------------------- runtime
 FROM ${BASE_IMAGE}
 
-ARG SOURCE_URL=https://pypi.org/project/mcp-server-web/
+# Where the image was built from, when the builder says (--build-arg SOURCE_URL=...).
+ARG SOURCE_URL=""
 LABEL org.opencontainers.image.title="mcp-server-web" \
       org.opencontainers.image.description="MCP server with web_search and web_fetch tools, served over streamable HTTP" \
       org.opencontainers.image.source="${SOURCE_URL}" \
-      org.opencontainers.image.url="https://pypi.org/project/mcp-server-web/" \
       org.opencontainers.image.licenses="MIT"
 
 # An unprivileged user with a fixed uid/gid, written by hand so this works on bases without

@@ -178,7 +178,6 @@ def build_server(
         title="Web search and fetch",
         version=__version__,
         instructions=INSTRUCTIONS,
-        website_url="https://pypi.org/project/mcp-server-web/",
         tools=registered,
         lifespan=lifespan,
         middleware=[
