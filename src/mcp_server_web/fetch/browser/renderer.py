@@ -58,6 +58,9 @@ QUIET_NETWORK = 0.5
 STEADY_TEXT = 1.5
 """Seconds of unchanged text after which a loaded page counts as settled (polling, live clocks)."""
 _POLL = 0.2
+FAIR_PROBE = 1.0
+"""Seconds a probe of the page's text must have had before its silence means a script that never
+yields (an idle page answers in milliseconds, a busy machine's in a fraction of a second)."""
 MAX_ELEMENTS = 200_000
 """A rendered DOM with more elements than this is refused rather than serialised."""
 _CLOSE_TIMEOUT = 5.0
@@ -541,12 +544,17 @@ class _Load:
             now = anyio.current_time()
             # A script that never yields holds the page's main thread, where this runs: the wait
             # ends with the time, not with the page.
-            with anyio.move_on_after(max(self.remaining() - self.reserve, 0.0)) as probe:
+            allowed = max(self.remaining() - self.reserve, 0.0)
+            with anyio.move_on_after(allowed) as probe:
                 try:
                     length = int(await page.evaluate(_TEXT_LENGTH_JS))
                 except PlaywrightError:
                     length = -1  # navigating (the document is being replaced), or crashed (seen above)
             if probe.cancelled_caught:
+                if allowed < FAIR_PROBE:
+                    # The probe started with the time nearly gone: the limit ended it, not the page
+                    # (a page with no text is probed until its deadline).
+                    return False
                 raise FetchTimeout(
                     f"the scripts of {shortened(self.url)} kept the page busy without a pause until "
                     f"the {self.limit:g}-second render limit (a script that never yields), so it could "
