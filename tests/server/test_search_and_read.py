@@ -175,3 +175,56 @@ async def test_read_through_the_real_server_over_stdio_and_http(
     with anyio.fail_after(60):
         async with Client(params) as client:
             check(await client.call_tool("web_search", question))
+
+
+UNRELATED = (
+    "<html><head><title>Configuration reference</title></head><body><article>"
+    "<h1>Configuration reference</h1><h2>Settings</h2>"
+    "<p>Each setting is read from the environment at start-up; flags win over variables.</p>"
+    "<h2>Logging</h2><p>Logs go to standard error at the level the operator chose.</p>"
+    "</article></body></html>"
+)
+
+
+async def test_read_gives_only_what_matches_and_says_so_when_nothing_does(
+    fakes: dict[str, FakeProvider], origin: Origin
+) -> None:
+    origin.serve("/story", page("Town history", ANSWER))
+    origin.serve("/reference", UNRELATED)
+    fakes["brave"].answer(results_for(origin, ["/story", "/reference"]))
+    result, _ = await search(fakes, {"query": "lighthouse keeper lamp", "read": 2})
+    assert not result.is_error, text_of(result)
+    story, reference = result.structured_content["results"]
+    # A page that never mentions the query gives no text at all, not its opening as a guess.
+    assert reference["content"] is None and reference.get("content_error") is None
+    assert "did not mention" in reference["content_note"]
+    assert "Settings" not in text_of(result) and "standard error" not in text_of(result)
+    assert "did not mention" in fenced(result).after or "did not mention" in fenced(result).inside
+    # Each passage names its heading once: in its [path] line, not again as a Markdown heading.
+    assert story["content_note"] is None
+    assert story["content"].count("Lighthouses") == 1, story["content"]
+    assert "## Lighthouses" not in story["content"]
+
+
+async def test_read_reports_progress_as_pages_are_read(
+    fakes: dict[str, FakeProvider], origin: Origin
+) -> None:
+    paths = ["/p1", "/p2", "/p3"]
+    for path in paths:
+        origin.serve(path, page(f"History {path}", ANSWER))
+    fakes["brave"].answer(results_for(origin, paths))
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    values = {"search_providers": ("brave",), "allow_cidrs": LOOPBACK_ONLY, "render": "off"}
+    async with Client(build_server(settings_for(fakes, **values))) as client:
+        with anyio.fail_after(40):
+            result = await client.call_tool(
+                "web_search", {"query": "lighthouse keeper", "read": 3}, progress_callback=on_progress
+            )
+    assert not result.is_error, text_of(result)
+    assert [progress for progress, _, _ in seen] == [1, 2, 3]
+    assert {total for _, total, _ in seen} == {3}
+    assert all(message and "of 3" in message for _, _, message in seen)

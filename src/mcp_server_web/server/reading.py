@@ -11,6 +11,8 @@ fails or is still loading when the budget ends costs only its own result.
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import anyio
@@ -32,22 +34,41 @@ class ReadFailure:
     message: str
 
 
+NOT_MENTIONED = (
+    "The page did not mention the query's words, so none of it is given; "
+    "call web_fetch on its URL to read it anyway."
+)
+"""A read result's note when no passage of its page matches the query."""
+
+ReadProgress = Callable[[int, int], Awaitable[None]]
+"""Called with (pages read so far, pages to read) each time a read ends."""
+
+
 @dataclass(frozen=True, slots=True)
 class Read:
-    """What reading one result gave: its passages for the query, or why there are none."""
+    """What reading one result gave: its passages for the query, a note that none match, or why
+    the page could not be read."""
 
     content: str | None = None
+    note: str | None = None
     error: ReadFailure | None = None
 
 
-async def read_results(fetch: FetchService, urls: list[str], query: str, *, budget: float) -> list[Read]:
-    """One Read per url, in order, all within ``budget`` seconds."""
+async def read_results(
+    fetch: FetchService, urls: list[str], query: str, *, budget: float, progress: ReadProgress | None = None
+) -> list[Read]:
+    """One Read per url, in order, all within ``budget`` seconds; progress hears of each one done."""
     reads: list[Read] = [
         Read(error=ReadFailure("timeout", f"reading it took longer than the {budget:g}-second read budget."))
     ] * len(urls)
+    done = 0
 
     async def read_one(index: int, url: str) -> None:
+        nonlocal done
         reads[index] = await _read(fetch, url, query)
+        done += 1
+        if progress is not None:
+            await progress(done, len(urls))
 
     with anyio.move_on_after(budget):
         async with anyio.create_task_group() as group:
@@ -66,9 +87,21 @@ async def _read(fetch: FetchService, url: str, query: str) -> Read:
     except WebToolError as error:
         return Read(error=ReadFailure(error.code, error.message))
     if not passages:
-        # Nothing in the page matches the query's words: its opening is the best guess.
-        return Read(content=fetched.document.text[:READ_CONTENT_LIMIT])
+        # Its opening would be a guess the model takes for an answer: an unrelated page says so.
+        return Read(note=NOT_MENTIONED)
     return Read(content=_fitted(passages))
+
+
+_LEADING_HEADING = re.compile(r"#{1,6}[ \t][^\n]*\n*")
+
+
+def _body(passage: Passage) -> str:
+    """A passage's text without the heading it opens with: its [path] line already names it (a
+    passage starts with a heading only when it starts its section, the path's last step)."""
+    if not passage.heading:
+        return passage.text
+    opening = _LEADING_HEADING.match(passage.text)
+    return passage.text[opening.end() :] if opening else passage.text
 
 
 def _fitted(passages: list[Passage]) -> str:
@@ -77,7 +110,7 @@ def _fitted(passages: list[Passage]) -> str:
     kept = list(passages)
     while True:
         text = "\n\n".join(
-            f"[{passage.heading}]\n{passage.text}" if passage.heading else passage.text for passage in kept
+            f"[{passage.heading}]\n{_body(passage)}" if passage.heading else passage.text for passage in kept
         )
         if len(text) <= READ_CONTENT_LIMIT or len(kept) == 1:
             return text[:READ_CONTENT_LIMIT]

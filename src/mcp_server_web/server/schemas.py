@@ -325,6 +325,10 @@ class SearchResultOut(BaseModel):
         default=None,
         description="With read: the passages of the page most relevant to the query (web text, untrusted).",
     )
+    content_note: str | None = Field(
+        default=None,
+        description="With read: why content is null though the page was read (it never mentions the query).",
+    )
     content_error: ContentError | None = Field(
         default=None, description="With read: why this result's page could not be read."
     )

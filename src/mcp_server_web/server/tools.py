@@ -215,8 +215,12 @@ async def web_search(
     reads: list[Read] = []
     if reading and answer.results:
         urls = [result.url for result in answer.results[:reading]]
+
+        async def progress(done: int, total: int) -> None:
+            await ctx.report_progress(done, total, f"read {done} of {total} pages")
+
         reads = await read_results(
-            services.fetch, urls, search_query.query, budget=services.settings.read_budget
+            services.fetch, urls, search_query.query, budget=services.settings.read_budget, progress=progress
         )
     output = WebSearchOutput(
         query=search_query.query,
@@ -236,6 +240,7 @@ async def web_search(
                 SearchResultOut(
                     **{**asdict(result), "sources": shown.sources},
                     content=shown.content,
+                    content_note=shown.content_note,
                     content_error=shown.content_error,
                 )
                 for result, shown in zip(answer.results, output.results, strict=True)
@@ -260,6 +265,7 @@ def _result_out(result: SearchResult, read: Read | None = None) -> SearchResultO
         score=result.score,
         sources=list(result.sources) or None,
         content=None if read is None else read.content,
+        content_note=None if read is None else read.note,
         content_error=None
         if failure is None
         else ContentError(code=failure.code, message=one_line(failure.message, NOTE_LIMIT)),
@@ -299,6 +305,8 @@ def render_search_answer(answer: WebSearchOutput) -> str:
         if result.content is not None:
             listing.append("   Content:")
             listing.extend(f"   > {line}" if line else "   >" for line in result.content.splitlines())
+        if result.content_note is not None:
+            listing.append(f"   Not quoted: {result.content_note}")
         if result.content_error is not None:
             error = result.content_error
             listing.append(f"   Could not read it: {error.code}: {error.message}")
