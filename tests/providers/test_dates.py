@@ -194,6 +194,17 @@ async def test_the_chain_drops_results_dated_outside_the_days_and_keeps_undated_
     )
 
 
+async def test_a_provider_whose_results_are_all_outside_the_days_found_nothing(
+    fakes: dict[str, FakeProvider], make_chain: ChainFactory
+) -> None:
+    serve(fakes, "searxng", dated([("old", "2025-01-01T00:00:00Z"), ("new", "2026-11-20T00:00:00Z")]))
+    serve(fakes, "duckduckgo", dated(prefix="g"))
+    answer = await make_chain(("searxng", "duckduckgo")).search(within())
+    # Nothing left is "empty", and the chain moves on as it does for any provider that found nothing.
+    assert [(a.provider, a.outcome) for a in answer.attempts] == [("searxng", "empty"), ("duckduckgo", "ok")]
+    assert answer.provider == "duckduckgo" and [r.title for r in answer.results] == [*INSIDE, "undated"]
+
+
 async def test_the_filter_applies_before_an_emulated_page_is_cut(
     fakes: dict[str, FakeProvider], make_chain: ChainFactory
 ) -> None:
