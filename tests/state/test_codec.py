@@ -10,6 +10,7 @@ import struct
 import subprocess
 import sys
 from dataclasses import dataclass, replace
+from datetime import date, datetime
 from typing import Any
 
 import pytest
@@ -69,6 +70,8 @@ def answer() -> SearchAnswer:
         language="de",
         page=2,
         safesearch="strict",
+        published_after=date(2025, 1, 1),
+        published_before=date(2025, 12, 31),
     )
     results = (
         SearchResult(
@@ -104,7 +107,7 @@ SAMPLES: dict[str, list[Any]] = {
         answer(),
         SearchAnswer(SearchQuery("nothing"), None, (), (Attempt("duckduckgo", "empty", None, 5),)),
     ],
-    "search.query": [SearchQuery("q")],
+    "search.query": [SearchQuery("q"), SearchQuery("q", published_before=date(2024, 2, 29))],
     "search.result": [SearchResult("t", "u", "s")],
     "search.attempt": [Attempt("p", "ok", None, 1)],
 }
@@ -256,6 +259,9 @@ class Stranger:
         replace(document(""), format="exe"),
         replace(document(""), main_content=1),
         RenderedPage(document("")),  # type: ignore[arg-type]
+        # A datetime is a date to isinstance, but its time would be lost: it is not one here.
+        SearchQuery("q", published_after=datetime(2025, 1, 1, 12, 0)),
+        SearchQuery("q", published_before="2025-01-01"),  # type: ignore[arg-type]
     ],
 )
 def test_what_is_not_a_registered_value_is_not_encoded(value: Any) -> None:
@@ -442,6 +448,12 @@ def test_type_confusion_is_refused(field: str, bad: Any) -> None:
         (answer(), "query", {"t": "fetch.response", "f": fields_of(response(b""))["f"]}),  # the wrong tag
         (answer(), "query", fields_of(SearchQuery("q"))["f"]),  # a dataclass without its tag
         (answer(), "cached", "yes"),
+        # A date is its ISO text, YYYY-MM-DD, and nothing else: not a number, a datetime, 2025-02-30.
+        (answer().query, "published_after", 20250101),
+        (answer().query, "published_after", "2025-01-01T00:00:00"),
+        (answer().query, "published_after", "2025-02-30"),
+        (answer().query, "published_after", "20250101"),
+        (answer().query, "published_before", ["2025", 1, 1]),
         (answer(), "provider", 1),
     ],
 )

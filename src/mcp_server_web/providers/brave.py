@@ -8,7 +8,7 @@ exhausted monthly quota (QUOTA_LIMITED: wait for the month) from the per-second 
 from __future__ import annotations
 
 import email.utils
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, ClassVar
 
 import httpx
@@ -24,6 +24,9 @@ from mcp_server_web.providers.base import (
 )
 
 _FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
+_LOOKBACK_DAYS = {"day": 1, "week": 7, "month": 31, "year": 365}
+"""How far back each freshness value reaches, in days (Brave: pm is 31 days, py 365)."""
+_EARLIEST = date(1970, 1, 1)
 _MAX_COUNT = {"general": 20, "news": 50}
 _PATHS = {"general": "/res/v1/web/search", "news": "/res/v1/news/search"}
 _CODE_LIMIT = 60
@@ -52,7 +55,12 @@ class BraveProvider(HttpSearchProvider):
         if query.topic == "general":
             # Only the web endpoint marks matches with <strong>; plain_text still strips any tag.
             fields["text_decorations"] = "false"
-        if query.time_range:
+        if query.published_after or query.published_before:
+            first, last = _days(query, datetime.now(UTC).date())
+            if first > last:
+                return []  # time_range ends before the days asked for begin: nothing can match
+            fields["freshness"] = f"{first.isoformat()}to{last.isoformat()}"
+        elif query.time_range:
             fields["freshness"] = _FRESHNESS[query.time_range]
         response = await self._request("GET", _PATHS[query.topic], query, fields, timeout=timeout)
         data = json_object(response, self.title)
@@ -98,6 +106,21 @@ class BraveProvider(HttpSearchProvider):
             # Brave explains its own refusals in JSON; a bare 403 comes from something in between.
             return ProviderError("blocked", f"{self.title} refused the request (HTTP 403).", status=status)
         return status_error(self.title, status, quoted)
+
+
+def _days(query: SearchQuery, today: date) -> tuple[date, date]:
+    """The first and last day of freshness's range (YYYY-MM-DDtoYYYY-MM-DD), which takes both.
+
+    A bound left out is the widest day that restricts nothing: 1970-01-01 before, and tomorrow
+    (UTC) after, so that a page dated today in a zone ahead of UTC is not cut; the chain applies
+    the exact days. With time_range too, both apply: the range is their intersection.
+    """
+    first = query.published_after or _EARLIEST
+    last = query.published_before or today + timedelta(days=1)
+    if query.time_range is not None:
+        first = max(first, today - timedelta(days=_LOOKBACK_DAYS[query.time_range]))
+        last = min(last, today + timedelta(days=1))
+    return first, last
 
 
 def _answer_time(response: httpx.Response) -> datetime:

@@ -27,6 +27,7 @@ from mcp_server_web.providers.base import (
     SearchQuery,
     SearchResult,
 )
+from mcp_server_web.providers.dates import published_within
 from mcp_server_web.providers.fanout import ask_all, fuse
 from mcp_server_web.providers.pacing import Limits
 from mcp_server_web.providers.paging import page_of, paged
@@ -159,6 +160,9 @@ def _cache_key(query: SearchQuery, pinned: str | None) -> Key:
         query.language,
         query.page,
         query.safesearch,
+        # An answer filtered to some days must not serve a search without them, nor the reverse.
+        query.published_after.isoformat() if query.published_after else None,
+        query.published_before.isoformat() if query.published_before else None,
         pinned,
     )
 
@@ -340,9 +344,11 @@ class SearchChain:
             attempts.append(Attempt(name, "error", reason, elapsed_ms))
             return []
         await self.cooldowns.reset(name, since=mark)
-        kept = page_of(refine(raw, asked), query, asked)
+        # Dates first: a page cut from the provider's list must be cut from what is kept.
+        dated, dropped = published_within(raw, asked)
+        kept = page_of(refine(dated, asked), query, asked)
         results = [self._without_secrets(result) for result in kept]
-        said = tuple(self._redactor.quote(note, REASON_LIMIT) for note in notes)
+        said = tuple(self._redactor.quote(note, REASON_LIMIT) for note in (*notes, *dropped))
         attempts.append(Attempt(name, "ok" if results else "empty", None, elapsed_ms, said))
         return results
 

@@ -19,6 +19,7 @@ from lxml import etree, html
 
 from mcp_server_web.providers._http import HttpSearchProvider
 from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult, iso_datetime
+from mcp_server_web.providers.dates import no_parameter
 
 _DF = {"day": "d", "week": "w", "month": "m", "year": "y"}
 _KP = {"off": "-2", "moderate": "-1", "strict": "1"}
@@ -67,6 +68,9 @@ class DuckDuckGoProvider(HttpSearchProvider):
                 f"{self.title} takes a language only with a region (kl=country-language); "
                 f"language={query.language} alone was not applied."
             )
+        # df on the HTML page takes d, w, m or y (its own form offers no other); the range form
+        # (YYYY-MM-DD..YYYY-MM-DD) is used with duckduckgo.com's script endpoints, not this page.
+        notes.extend(no_parameter(self.title, query))
         return tuple(notes)
 
     def _error(self, response: httpx.Response) -> ProviderError:

@@ -27,6 +27,7 @@ from mcp_server_web.providers.base import (
     plain_text,
     status_error,
 )
+from mcp_server_web.providers.dates import end_of, first_moment
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +89,8 @@ class ExaProvider(SearchProvider):
                     # Exa takes one of the two lists; an include list already excludes the rest.
                     include_domains=include or None,
                     exclude_domains=None if include else list(query.exclude_domains) or None,
-                    start_published_date=_start_date(query.time_range),
+                    start_published_date=_start(query),
+                    end_published_date=_end(query),
                     category="news" if query.topic == "news" else None,
                     # Exa's userLocation: the two-letter country code; moderation filters unsafe
                     # results, its only level.
@@ -207,9 +209,21 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _start_date(time_range: TimeRange | None) -> str | None:
-    """The start of the window as Exa takes it: ISO 8601 UTC with milliseconds."""
-    if time_range is None:
+def _start(query: SearchQuery) -> str | None:
+    """startPublishedDate: the later of the time_range's start and published_after's first moment
+    (both apply), as Exa takes it: ISO 8601 UTC with milliseconds."""
+    starts = [first_moment(query.published_after)] if query.published_after else []
+    if query.time_range is not None:
+        starts.append(datetime.now(UTC) - _LOOKBACK[query.time_range])
+    return _exa_time(max(starts)) if starts else None
+
+
+def _end(query: SearchQuery) -> str | None:
+    """endPublishedDate: the last millisecond of published_before, so that its whole day is in."""
+    if query.published_before is None:
         return None
-    start = datetime.now(UTC) - _LOOKBACK[time_range]
-    return start.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return _exa_time(end_of(query.published_before) - timedelta(milliseconds=1))
+
+
+def _exa_time(when: datetime) -> str:
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")

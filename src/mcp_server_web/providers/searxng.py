@@ -14,6 +14,7 @@ import httpx
 
 from mcp_server_web.providers._http import HttpSearchProvider, json_object, retry_after, url_and_title
 from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult, iso_datetime, plain_text
+from mcp_server_web.providers.dates import no_parameter
 
 _JSON_HINT = "enable it by adding `json` to `search.formats` in the instance's settings.yml"
 
@@ -60,12 +61,15 @@ class SearxngProvider(HttpSearchProvider):
         return results
 
     def unsupported(self, query: SearchQuery) -> tuple[str, ...]:
+        # Its search API takes time_range (day, week, month, year) and no dates.
+        dates = no_parameter(self.title, query)
         if query.country and not query.language:
             return (
                 f"{self.title} takes a region only with a language (language-COUNTRY); "
                 f"country={query.country} alone was not applied.",
+                *dates,
             )
-        return ()
+        return dates
 
     def _error(self, response: httpx.Response) -> ProviderError:
         status = response.status_code

@@ -68,6 +68,9 @@ class TavilyProvider(SearchProvider):
                     search_depth="basic",
                     topic=query.topic,
                     time_range=query.time_range,
+                    # Days, YYYY-MM-DD, both included: what published_after / _before mean too.
+                    start_date=query.published_after.isoformat() if query.published_after else None,
+                    end_date=query.published_before.isoformat() if query.published_before else None,
                     max_results=max(1, min(query.max_results, MAX_RESULTS)),
                     include_domains=list(query.include_domains) or None,
                     exclude_domains=list(query.exclude_domains) or None,

@@ -12,6 +12,7 @@ Fakes are served by a thread per connection, so everything about the request bei
 
 from __future__ import annotations
 
+import email.utils
 import json
 import random
 import threading
@@ -21,6 +22,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from datetime import time as time_of_day
 from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
@@ -393,6 +396,45 @@ def assert_samples(results: list[SearchResult], count: int) -> SearchResult:
     assert first.title == "Result r0"
     assert first.snippet == "Snippet number 0 about the query & more."
     return first
+
+
+def published_at(result: dict[str, Any]) -> datetime | None:
+    """When a generic result was published ("published": ISO 8601, "Z" for UTC, or RFC 2822), or
+    None."""
+    published = result.get("published")
+    if not published:
+        return None
+    try:
+        when = datetime.fromisoformat(published.replace("Z", "+00:00"))
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(published)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def published_between(
+    results: list[dict[str, Any]], earliest: datetime | None, latest: datetime | None
+) -> list[dict[str, Any]]:
+    """The results a provider's date filter lets through: those published from earliest to latest
+    (both included), and those with no date (which the fakes' services cannot judge)."""
+    if earliest is None and latest is None:
+        return list(results)  # no filter asked for: dates in any form pass untouched
+    kept = []
+    for result in results:
+        when = published_at(result)
+        if when is not None and (
+            (earliest is not None and when < earliest) or (latest is not None and when > latest)
+        ):
+            continue
+        kept.append(result)
+    return kept
+
+
+def whole_days(first: str | None, last: str | None) -> tuple[datetime | None, datetime | None]:
+    """A provider's YYYY-MM-DD bounds as the instants they include: first's midnight UTC to the
+    last moment of last (ValueError when either is not a date)."""
+    earliest = datetime.combine(date.fromisoformat(first), time_of_day.min, UTC) if first else None
+    latest = datetime.combine(date.fromisoformat(last), time_of_day.max, UTC) if last else None
+    return earliest, latest
 
 
 def settings_for(fakes: dict[str, FakeProvider], **overrides: Any) -> Settings:

@@ -17,12 +17,13 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.support.fakes.base import Failure, FakeProvider, query_params
+from tests.support.fakes.base import Failure, FakeProvider, published_between, query_params, whole_days
 from tests.support.origin import Reply, RequestContext
 
 WEB_PATH = "/res/v1/web/search"
 NEWS_PATH = "/res/v1/news/search"
 API_KEY = "brave-test-key"
+_FRESHNESS_RANGE = re.compile(r"(\d{4}-\d{2}-\d{2})to(\d{4}-\d{2}-\d{2})")
 
 
 class FakeBrave(FakeProvider):
@@ -48,6 +49,14 @@ class FakeBrave(FakeProvider):
         if (invalid := _invalid_parameter(query)) is not None:
             ctx.send(_error(422, "VALIDATION", f"Unable to validate request parameter(s): {invalid}", {}))
             return
+        # freshness: pd, pw, pm, py, or a range of days YYYY-MM-DDtoYYYY-MM-DD (both included).
+        if (days := _FRESHNESS_RANGE.fullmatch(query.get("freshness", ""))) is not None:
+            try:
+                earliest, latest = whole_days(days.group(1), days.group(2))
+            except ValueError:
+                ctx.send(_error(422, "VALIDATION", "Unable to validate request parameter(s): freshness", {}))
+                return
+            results = published_between(results, earliest, latest)
         count = int(query.get("count", "20"))
         items = [_item(result, news=ctx.path.startswith(NEWS_PATH)) for result in results[:count]]
         if ctx.path.startswith(NEWS_PATH):
@@ -144,6 +153,10 @@ def _invalid_parameter(query: dict[str, str]) -> str | None:
         return "search_lang"
     if query.get("safesearch", "moderate") not in ("off", "moderate", "strict"):
         return "safesearch"
+    if "freshness" in query and not (
+        query["freshness"] in ("pd", "pw", "pm", "py") or _FRESHNESS_RANGE.fullmatch(query["freshness"])
+    ):
+        return "freshness"
     if "offset" in query and not (query["offset"].isdigit() and int(query["offset"]) <= 9):
         return "offset"
     if {"lang", "language", "page", "pageno", "locale"} & set(query):

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
-from tests.support.fakes.base import Failure, JsonFakeProvider
+from tests.support.fakes.base import Failure, JsonFakeProvider, published_between
 from tests.support.origin import Reply, RequestContext
 
 API_KEY = "exa-test-key-0123456789"
@@ -68,6 +69,14 @@ class FakeExa(JsonFakeProvider):
         ) or (moderation is not None and not isinstance(moderation, bool)):
             self.send_json(ctx, {"error": "Invalid request body"}, status=400)
             return
+        # startPublishedDate / endPublishedDate: ISO 8601 instants; only links published within.
+        try:
+            earliest = _instant(request.get("startPublishedDate"))
+            latest = _instant(request.get("endPublishedDate"))
+        except ValueError:
+            self.send_json(ctx, {"error": "Invalid request body"}, status=400)
+            return
+        results = published_between(results, earliest, latest)
         if self.honor_num_results:
             results = results[: int(request.get("numResults", 10))]
         rendered = []
@@ -125,3 +134,13 @@ class FakeExa(JsonFakeProvider):
         status = self.planned_status(self.statuses.get(failure, status))
         headers = self.retry_after_header() if failure == "rate_limit" else {}
         self.send_json(ctx, {"requestId": uuid.uuid4().hex, "error": text, "tag": tag}, status, headers)
+
+
+def _instant(value: object) -> datetime | None:
+    """An ISO 8601 date-time as Exa takes it ("2025-01-01T00:00:00.000Z"); ValueError otherwise."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or "T" not in value:
+        raise ValueError(value)
+    when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return when if when.tzinfo else when.replace(tzinfo=UTC)

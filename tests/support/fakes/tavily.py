@@ -8,10 +8,11 @@ import re
 import uuid
 from typing import Any
 
-from tests.support.fakes.base import Failure, JsonFakeProvider
+from tests.support.fakes.base import Failure, JsonFakeProvider, published_between, whole_days
 from tests.support.origin import Reply, RequestContext
 
 API_KEY = "tvly-test-key-0123456789"
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 # Tavily's own error texts, in its {"detail": {"error": ...}} envelope.
 _ERRORS: dict[str, tuple[int, str]] = {
@@ -76,6 +77,18 @@ class FakeTavily(JsonFakeProvider):
         ):
             self.send_json(ctx, {"detail": {"error": "Invalid country."}}, status=400)
             return
+        # start_date / end_date: YYYY-MM-DD, content published on or after / on or before that day.
+        bounds = [request.get("start_date"), request.get("end_date")]
+        for name, bound in zip(("start_date", "end_date"), bounds, strict=True):
+            if bound is not None and not (isinstance(bound, str) and _DAY.fullmatch(bound)):
+                self.send_json(ctx, {"detail": {"error": f"Invalid {name}."}}, status=400)
+                return
+        try:
+            earliest, latest = whole_days(*bounds)
+        except ValueError:
+            self.send_json(ctx, {"detail": {"error": "Invalid date."}}, status=400)
+            return
+        results = published_between(results, earliest, latest)
         if self.honor_max_results:
             results = results[: int(request.get("max_results", 5))]
         rendered = []
