@@ -15,7 +15,6 @@ import re
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import ClassVar, Literal
 
 import httpx
@@ -205,50 +204,3 @@ def status_error(
     return ProviderError(
         "bad_response", f"{provider} refused the request (HTTP {status}){suffix}.", status=status
     )
-
-
-_RELATIVE = re.compile(r"(\d+)\s+(minute|hour|day|week|month|year)s?\s+ago", re.I)
-_RELATIVE_SECONDS = {
-    "minute": 60,
-    "hour": 3600,
-    "day": 86400,
-    "week": 7 * 86400,
-    "month": 30 * 86400,
-    "year": 365 * 86400,
-}
-
-
-def iso_datetime(value: object, *, now: datetime | None = None) -> str | None:
-    """A provider's date as ISO 8601 with a timezone, or None when it is not a date we can read.
-
-    Taken: ISO 8601 (a date alone is midnight; no zone is UTC, which is what the providers that
-    leave it out mean), RFC 2822 ("Tue, 04 Nov 2025 15:30:00 GMT", Tavily) and relative ages
-    ("2 days ago", Brave's news), counted back from ``now`` (the time of the answer).
-    """
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    when: datetime | None
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        when = None
-    if when is None:
-        try:
-            when = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
-            when = None
-    if when is None:
-        try:
-            when = datetime.strptime(text, "%B %d, %Y")  # Brave's web "age": "November 1, 2026"
-        except ValueError:
-            when = None
-    if when is None and (relative := _RELATIVE.fullmatch(text)):
-        seconds = int(relative.group(1)) * _RELATIVE_SECONDS[relative.group(2).lower()]
-        when = (now or datetime.now(UTC)) - timedelta(seconds=seconds)
-        when = when.replace(microsecond=0)
-    if when is None:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when.isoformat()

@@ -15,6 +15,7 @@ from exa_py.api import ContentsOptions
 from exa_py.api_warnings import ExaWarning
 from exa_py.errors import ExaTimeoutError
 
+from mcp_server_web.dates import iso_datetime
 from mcp_server_web.providers._http import Exchange, recording, sdk_client, transport_error
 from mcp_server_web.providers.base import (
     ProviderConfig,
@@ -23,7 +24,6 @@ from mcp_server_web.providers.base import (
     SearchQuery,
     SearchResult,
     TimeRange,
-    iso_datetime,
     plain_text,
     status_error,
 )

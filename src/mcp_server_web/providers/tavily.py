@@ -15,6 +15,7 @@ from tavily.errors import (
 )
 from tavily.errors import TimeoutError as TavilyTimeoutError
 
+from mcp_server_web.dates import iso_datetime
 from mcp_server_web.providers._http import Exchange, recording, sdk_client, transport_error
 from mcp_server_web.providers.base import (
     ProviderConfig,
@@ -22,7 +23,6 @@ from mcp_server_web.providers.base import (
     SearchProvider,
     SearchQuery,
     SearchResult,
-    iso_datetime,
     plain_text,
     status_error,
 )
