@@ -15,7 +15,7 @@ import re
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, NamedTuple
 
 import httpx
 
@@ -34,6 +34,17 @@ ErrorKind = Literal["auth", "rate_limit", "quota", "timeout", "upstream", "block
 """Why a provider failed. The chain fails over on every kind; rate_limit, quota and blocked
 also put the provider in a cooldown."""
 COOLDOWN_KINDS: frozenset[ErrorKind] = frozenset({"rate_limit", "quota", "blocked"})
+
+
+class ReadPage(NamedTuple):
+    """A page's text as a provider read it (a read-through adapter's ``read``)."""
+
+    url: str
+    text: str
+    title: str | None
+    author: str | None = None
+    published: str | None = None
+    """As the provider spelt it; read as a date by the fetch side (mcp_server_web.dates)."""
 
 
 @dataclass(frozen=True, slots=True)
