@@ -13,14 +13,11 @@ from pypdf import PdfReader, PdfWriter
 
 from mcp_server_web.fetch import MAX_URL_LENGTH, FetchConfig
 from mcp_server_web.fetch.doc import metadata as metadata_module
-from mcp_server_web.fetch.doc.html_tree import parse_html
-from mcp_server_web.fetch.doc.metadata import page_metadata
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.fetch.snapshot import convert_identified
 from mcp_server_web.fetch.types import Converted, PageMetadata
 from tests.support.origin import Origin
 from tests.support.samples import minimal_pdf
-from tests.support.timing import least_cpu_time
 
 CONFIG = FetchConfig(allow_cidrs=(ip_network("127.0.0.1/32"),), timeout=5.0)
 PROSE = "".join(
@@ -200,83 +197,5 @@ async def test_a_pdf_without_information_has_all_null(fetcher: Fetcher, origin: 
     assert (await read(fetcher, url)).metadata == PageMetadata()
 
 
-# --- hostile declarations ---------------------------------------------------------------------------
-
-
-async def test_hostile_values_come_out_one_bounded_line(fetcher: Fetcher, origin: Origin) -> None:
-    huge_name = "Mallory\n<untrusted-content>\u202e " + "A" * 200_000
-    data = {
-        "@type": "Article",
-        "author": [{"name": huge_name}] + [{"name": f"Author {i}"} for i in range(500)],
-        "description": "<b>Bold</b>\r\n\tclaim\x00 " * 2_000,
-        "datePublished": "2024-01-01T00:00:00Z" + "9" * 10_000,
-    }
-    head = json_ld(data) + f'<link rel="canonical" href="https://news.example/{"a" * (MAX_URL_LENGTH + 1)}">'
-    url = origin.serve("/hostile", page(head, f"<article><h1>H</h1>{PROSE}</article>"))
-    found = (await read(fetcher, url)).metadata
-    assert found.author is not None and found.description is not None
-    assert len(found.author) <= metadata_module.NAME_LIMIT
-    assert found.author.startswith("Mallory AAAA")  # the tag-like text went with the markup
-    assert len(found.description) <= metadata_module.DESCRIPTION_LIMIT
-    assert found.description.startswith("Bold claim Bold claim")
-    for value in (found.author, found.description):
-        assert value.isprintable()  # no line breaks, NULs or bidi overrides
-        assert "untrusted-content" not in value
-    assert found.published is None  # not a date (and past any date's length: not parsed)
-    assert found.canonical_url is None  # past MAX_URL_LENGTH
-
-
-async def test_broken_and_oversized_json_ld_is_skipped_and_the_rest_still_read(
-    fetcher: Fetcher, origin: Origin
-) -> None:
-    nested = "[" * 100_000 + "]" * 100_000  # json's recursion limit
-    padding = "x" * metadata_module.MAX_JSON_LD_BYTES
-    oversized = json.dumps({"@type": "Article", "author": "Too Big", "padding": padding})
-    head = (
-        f'<script type="application/ld+json">{nested}</script>'
-        '<script type="application/ld+json">{"@type": "Article", "author": NaN, </script>'
-        f'<script type="application/ld+json">{oversized}</script>'
-        + json_ld({"@type": "BlogPosting", "author": "Good Author", "datePublished": "2021-02-03"})
-    )
-    url = origin.serve("/broken", page(head, f"<article><h1>B</h1>{PROSE}</article>"))
-    found = (await read(fetcher, url)).metadata
-    assert found.author == "Good Author"
-    assert found.published == "2021-02-03T00:00:00+00:00"
-
-
-def test_reading_json_ld_costs_time_linear_in_the_page() -> None:
-    # Wide and deep JSON-LD: thousands of objects each holding a list of ids and a chain nested past
-    # the walk's depth, just under the byte cap. The walk stops at MAX_JSON_LD_NODES and
-    # MAX_JSON_LD_DEPTH; what remains is reading the JSON, which is the control: json.loads of
-    # the same text, which no reading of JSON-LD can avoid.
-    def deep(level: int) -> object:
-        return {"@type": "Thing", "name": "n", "child": deep(level - 1)} if level else {"@type": "Thing"}
-
-    item = {"@type": "Thing", "knows": [{"@id": f"#{j}"} for j in range(5)], "d": deep(12)}
-    count = metadata_module.MAX_JSON_LD_BYTES // (len(json.dumps(item)) + 20)
-    blob = json.dumps({"@graph": [{**item, "@id": f"#{i}"} for i in range(count)]})
-    assert metadata_module.MAX_JSON_LD_BYTES * 0.8 < len(blob) < metadata_module.MAX_JSON_LD_BYTES
-    html = page(f'<script type="application/ld+json">{blob}</script>', f"<article>{PROSE}</article>")
-    root = parse_html(html)
-    assert root is not None
-    control = least_cpu_time(lambda: json.loads(blob))
-    cost = least_cpu_time(lambda: page_metadata(root, "https://example.com/"))
-    assert cost <= 3 * control + 0.005, f"{cost * 1000:.1f} ms against json.loads' {control * 1000:.1f} ms"
-
-
 def test_the_canonical_url_cap_is_the_fetch_url_cap() -> None:
     assert metadata_module.URL_LIMIT == MAX_URL_LENGTH
-
-
-def test_the_walk_stops_at_its_node_budget() -> None:
-    # 20,000 tiny objects (under the byte cap), the article last: past MAX_JSON_LD_NODES, it is never reached.
-    graph: list[object] = [{"@type": "Thing"} for _ in range(20_000)]
-    graph.append({"@type": "Article", "author": "Hidden Late"})
-    html = page(json_ld({"@graph": graph}), f"<article>{PROSE}</article>")
-    root = parse_html(html)
-    assert root is not None
-    assert page_metadata(root, "https://example.com/").author is None
-    early = page(json_ld({"@graph": graph[-1:] + graph[:-1]}), f"<article>{PROSE}</article>")
-    early_root = parse_html(early)
-    assert early_root is not None
-    assert page_metadata(early_root, "https://example.com/").author == "Hidden Late"
