@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from mcp_server_web.fetch import Document, FetchResponse, RenderedPage
+from mcp_server_web.fetch import Document, FetchResponse, PageMetadata, RenderedPage
 from mcp_server_web.providers import Attempt, SearchAnswer, SearchQuery, SearchResult
 from mcp_server_web.server.shared_types import shared_types
 from mcp_server_web.state import Codec, CorruptEntry, Unencodable, encode_key, key_text
@@ -55,7 +55,19 @@ def document(text: str = TEXT) -> Document:
         snapshot="0123456789ab",
         fetched_at="2025-01-02T03:04:05Z",
         via="browser",
+        metadata=METADATA,
     )
+
+
+METADATA = PageMetadata(
+    author="Jane Doe, John Roe",
+    published="2024-03-01T09:30:00+01:00",
+    modified=None,
+    site_name="The Valley Times",
+    language="en-GB",
+    description="How rivers cut valleys.",
+    canonical_url="https://news.example/2024/03/valleys",
+)
 
 
 def answer() -> SearchAnswer:
@@ -97,7 +109,12 @@ SAMPLES: dict[str, list[Any]] = {
     "fetch.document": [
         document(),
         document(""),
-        replace(document("short"), title=None, warnings=(), via="direct"),
+        replace(document("short"), title=None, warnings=(), via="direct", metadata=PageMetadata()),
+    ],
+    "fetch.metadata": [
+        METADATA,
+        PageMetadata(),
+        replace(METADATA, description="é" * 300),  # past LONG_TEXT: stored as a blob
     ],
     "fetch.rendered": [
         RenderedPage(response(), ("a note", "another")),

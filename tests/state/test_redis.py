@@ -13,11 +13,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import anyio
 import pytest
 
-from mcp_server_web.fetch.types import FetchResponse
+from mcp_server_web.fetch.types import Document, FetchResponse, PageMetadata
 from mcp_server_web.server.shared_types import shared_types
 from mcp_server_web.state import Codec, CooldownRecord, StateBackend, redis_state
 from tests.support.redis_server import RedisServer, restartable_port, running_redis
@@ -336,3 +337,96 @@ async def test_a_type_the_registry_lacks_is_not_kept_and_fails_no_call(
 
 async def _value_of(value: NotRegistered) -> NotRegistered:
     return value
+
+
+# A document's metadata between replicas ----------------------------------------------------------
+
+
+def _document_with_metadata() -> Document:
+    return Document(
+        url="http://127.0.0.1/news/valleys",
+        final_url="http://127.0.0.1/news/valleys",
+        status=200,
+        content_type="text/html",
+        title="Valleys",
+        format="markdown",
+        main_content=True,
+        text="# Valleys\n\nRivers carry sediment downstream.",
+        snapshot="0123456789ab",
+        fetched_at="2025-01-02T03:04:05Z",
+        metadata=PageMetadata(
+            author="Jane Doe, John Roe",
+            published="2024-03-01T09:30:00+01:00",
+            modified="2024-03-05T18:00:00+00:00",
+            site_name="The Valley Times",
+            language="en-GB",
+            description="How rivers cut valleys. " * 20,
+            canonical_url="http://127.0.0.1/2024/03/valleys",
+        ),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _DocumentBefore:
+    """fetch.types.Document as it was before it carried metadata: what a replica not yet upgraded
+    registers under the same tag."""
+
+    url: str
+    final_url: str
+    status: int
+    content_type: str
+    title: str | None
+    format: Literal["markdown", "text", "html"]
+    main_content: bool
+    text: str
+    used_fallback: bool = False
+    warnings: tuple[str, ...] = ()
+    snapshot: str = ""
+    fetched_at: str = ""
+    via: Literal["direct", "browser", "tavily", "exa"] = "direct"
+
+
+async def test_a_documents_metadata_crosses_redis_and_an_older_replica_never_misreads_it(
+    redis_server: RedisServer,
+) -> None:
+    async with replicas(redis_server.url) as (a, b):
+        document = _document_with_metadata()
+        store_a = a.store("fetch", ttl=60, max_bytes=1_000_000)
+        assert await store_a.put(("snapshot", document.snapshot), document)
+        back = await b.store("fetch", ttl=60, max_bytes=1_000_000).get(("snapshot", document.snapshot))
+        assert back == document and back.metadata == document.metadata
+
+    # A replica whose Document has no metadata (the release before) keeps its entries under
+    # another fingerprint: neither reads the other's as its own.
+    older_types = {**shared_types(), "fetch.document": _DocumentBefore}
+    older_codec = Codec(older_types)
+    assert older_codec.fingerprint != Codec(shared_types()).fingerprint
+    prefix = f"test-{uuid.uuid4().hex[:8]}:"
+    older = redis_state(redis_server.url, prefix=prefix, codec=older_codec)
+    newer = redis_state(redis_server.url, prefix=prefix, codec=Codec(shared_types()))
+    try:
+        old_document = _DocumentBefore(**{
+            name: getattr(document, name) for name in _DocumentBefore.__dataclass_fields__
+        })  # fmt: skip
+        assert await older.store("fetch", ttl=60, max_bytes=1_000_000).put("page", old_document)
+        assert await newer.store("fetch", ttl=60, max_bytes=1_000_000).get("page") is None
+        assert await newer.store("fetch", ttl=60, max_bytes=1_000_000).put("page", document)
+        assert await older.store("fetch", ttl=60, max_bytes=1_000_000).get("page") == old_document
+        assert await newer.store("fetch", ttl=60, max_bytes=1_000_000).get("page") == document
+    finally:
+        await older.aclose()
+        await newer.aclose()
+
+
+async def test_forged_metadata_in_redis_reads_as_a_miss(redis_server: RedisServer) -> None:
+    # Whoever can write to Redis writes a document whose author is not a string: decoding checks
+    # every field of the metadata against its declared type, and the entry is a miss.
+    async with replicas(redis_server.url, 1, prefix="m:") as (state,):
+        store = state.store("fetch", ttl=60, max_bytes=1_000_000)
+        document = _document_with_metadata()
+        assert await store.put("page", document)
+        (entry,) = redis_server.keys("m:fetch:*:e:*")
+        stored = redis_server.command("GET", entry)
+        assert isinstance(stored, bytes) and b'"Jane Doe, John Roe"' in stored
+        redis_server.command("SET", entry, stored.replace(b'"Jane Doe, John Roe"', b'["Jane","Doe","John"]'))
+        assert await store.get("page") is None

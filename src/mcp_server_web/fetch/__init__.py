@@ -32,12 +32,15 @@ from mcp_server_web.fetch.passages import OutlineEntry, Passage, outline, rank_p
 from mcp_server_web.fetch.readthrough import ExtractedText, ReadThrough, ReadThroughFailed
 from mcp_server_web.fetch.service import CONVERSION_JOB, FetchService
 from mcp_server_web.fetch.types import (
+    METADATA_DESCRIPTION_LIMIT,
+    METADATA_NAME_LIMIT,
     OUTPUT_FORMATS,
     RENDER_MODES,
     SNAPSHOT_LENGTH,
     Document,
     FetchResponse,
     OutputFormat,
+    PageMetadata,
     RenderMode,
     Via,
 )
@@ -51,6 +54,8 @@ __all__ = [
     "DEFAULT_USER_AGENT",
     "INSTALL_HINT",
     "MAX_URL_LENGTH",
+    "METADATA_DESCRIPTION_LIMIT",
+    "METADATA_NAME_LIMIT",
     "OUTPUT_FORMATS",
     "REDIRECT_STATUSES",
     "RENDER_MODES",
@@ -69,6 +74,7 @@ __all__ = [
     "Fetcher",
     "OutlineEntry",
     "OutputFormat",
+    "PageMetadata",
     "Passage",
     "PoolStatus",
     "ProxyRoutes",

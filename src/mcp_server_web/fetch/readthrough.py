@@ -36,6 +36,10 @@ class ExtractedText:
     """Its human name, for the note that says a third party fetched the page."""
     content_type: str = "text/markdown"
     """What kind of text ``text`` is: text/markdown or text/plain."""
+    author: str | None = None
+    published: str | None = None
+    """What the provider says of the page's author and date (Exa does, Tavily does not): its
+    word, held to a page's bounds (``bounded_line``, mcp_server_web.dates) before it is kept."""
 
 
 class ReadThroughFailed(Exception):
@@ -79,14 +83,19 @@ def source_url(requested: str, said: str) -> str:
 
 
 def bounded_title(title: str | None) -> str | None:
-    """A third party's title held to a page title's bounds: one printable line (controls, line
-    breaks, invisible and lone surrogate characters become spaces, runs of them one), at most
+    """A third party's title held to a page title's bounds (see ``bounded_line``), at most
     TITLE_MAX_CHARS characters."""
-    if title is None:
+    return bounded_line(title, TITLE_MAX_CHARS)
+
+
+def bounded_line(text: str | None, limit: int) -> str | None:
+    """A third party's string as one printable line (controls, line breaks, invisible and lone
+    surrogate characters become spaces, runs of them one), at most ``limit`` characters."""
+    if text is None:
         return None
-    line = " ".join("".join(char if char.isprintable() else " " for char in title).split())
-    if len(line) > TITLE_MAX_CHARS:
-        line = line[: TITLE_MAX_CHARS - 1].rstrip() + "…"
+    line = " ".join("".join(char if char.isprintable() else " " for char in text[: limit * 4]).split())
+    if len(line) > limit:
+        line = line[: limit - 1].rstrip() + "…"
     return line or None
 
 

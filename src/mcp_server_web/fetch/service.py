@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio
 
+from mcp_server_web.dates import iso_datetime
 from mcp_server_web.errors import (
     BotProtected,
     ChallengePage,
@@ -50,17 +51,21 @@ from mcp_server_web.fetch.readthrough import (
     NotShared,
     ReadThrough,
     ReadThroughFailed,
+    bounded_line,
     bounded_title,
     source_url,
 )
 from mcp_server_web.fetch.types import (
+    METADATA_NAME_LIMIT,
     SNAPSHOT_LENGTH,
     Converted,
     Document,
     FetchResponse,
     OutputFormat,
+    PageMetadata,
     RenderMode,
     Via,
+    metadata_parts,
 )
 from mcp_server_web.fetch.workers import ConversionPool
 from mcp_server_web.state import KeyValueStore, MemoryState, StateBackend
@@ -435,6 +440,7 @@ class FetchService:
             snapshot=snapshot,
             fetched_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             via=via,
+            metadata=converted.metadata,
         )
 
     def _extracted_document(self, url: str, mode: _Mode, extracted: ExtractedText, why: str) -> Document:
@@ -447,9 +453,13 @@ class FetchService:
             notes.append(f"{extracted.provider} gives a page's text only, so this is Markdown, not HTML.")
         # What the provider says of the page is its word: held to what a page may say itself.
         final_url, title = source_url(url, extracted.url), bounded_title(extracted.title)
+        metadata = PageMetadata(
+            author=bounded_line(extracted.author, METADATA_NAME_LIMIT),
+            published=iso_datetime(extracted.published),
+        )
         digest = hashlib.blake2b(digest_size=SNAPSHOT_LENGTH // 2)
         for part in (mode.output_format, str(mode.main_content), final_url, extracted.via,
-                     title or "", extracted.text):  # fmt: skip
+                     title or "", *metadata_parts(metadata), extracted.text):  # fmt: skip
             digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
         return Document(
             url=url,
@@ -464,6 +474,7 @@ class FetchService:
             snapshot=digest.hexdigest(),
             fetched_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             via=extracted.via,
+            metadata=metadata,
         )
 
     async def _remember(self, document: Document, mode: _Mode) -> None:

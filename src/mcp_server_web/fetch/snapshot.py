@@ -10,7 +10,13 @@ import hashlib
 from typing import Any
 
 from mcp_server_web.fetch.doc.convert import convert
-from mcp_server_web.fetch.types import SNAPSHOT_LENGTH, Converted, FetchResponse, OutputFormat
+from mcp_server_web.fetch.types import (
+    SNAPSHOT_LENGTH,
+    Converted,
+    FetchResponse,
+    OutputFormat,
+    metadata_parts,
+)
 
 
 def convert_identified(
@@ -38,6 +44,7 @@ def snapshot_id(
         converted.content_type,
         converted.title or "",
         str(converted.used_fallback),
+        *metadata_parts(converted.metadata),
         *converted.warnings,
         converted.text,
     ):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Literal
 
 OutputFormat = Literal["markdown", "text", "html"]
@@ -48,6 +48,43 @@ class FetchResponse:
         return len(self.body)
 
 
+METADATA_NAME_LIMIT = 200
+"""Characters of a page's author (names joined) or site name."""
+METADATA_DESCRIPTION_LIMIT = 500
+"""Characters of a page's description."""
+
+
+@dataclass(frozen=True, slots=True)
+class PageMetadata:
+    """Who wrote a page and when, as the page itself declares it (doc/metadata.py reads it).
+
+    Each value is one line of text, bounded in length (the limits above, a URL's, a language
+    tag's), or None when
+    the page declares nothing. Dates are ISO 8601 with a zone (mcp_server_web.dates). Declared
+    here, not in doc/, because the server process holds documents but never imports the
+    conversion stack that reads HTML.
+    """
+
+    author: str | None = None
+    published: str | None = None
+    modified: str | None = None
+    site_name: str | None = None
+    language: str | None = None
+    """A language tag (BCP 47), e.g. en or pt-BR."""
+    description: str | None = None
+    canonical_url: str | None = None
+    """The URL the page names as its own (<link rel=canonical>), absolute, http(s)."""
+
+
+NO_METADATA = PageMetadata()
+
+
+def metadata_parts(metadata: PageMetadata) -> tuple[str, ...]:
+    """Every field of ``metadata`` as text (None as ""), in order: for the snapshot ids, since
+    the first page of a document shows them."""
+    return tuple(getattr(metadata, part.name) or "" for part in fields(metadata))
+
+
 @dataclass(frozen=True, slots=True)
 class Converted:
     """The text the converter made of a response."""
@@ -62,6 +99,7 @@ class Converted:
     """Short notes for the caller (e.g. a PDF cut at its page limit)."""
     script_built: bool = False
     """The page's text is built by its scripts (a JavaScript shell): a browser would read more."""
+    metadata: PageMetadata = NO_METADATA
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +122,7 @@ class Document:
     fetched_at: str = ""
     """When this version was converted (from a download at most FetchConfig.cache_ttl older), ISO 8601 UTC."""
     via: Via = "direct"
+    metadata: PageMetadata = NO_METADATA
 
     @property
     def total_length(self) -> int:

@@ -15,8 +15,8 @@ import re
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
-from typing import ClassVar, Literal
+from datetime import date
+from typing import ClassVar, Literal, NamedTuple
 
 import httpx
 
@@ -35,6 +35,17 @@ ErrorKind = Literal["auth", "rate_limit", "quota", "timeout", "upstream", "block
 """Why a provider failed. The chain fails over on every kind; rate_limit, quota and blocked
 also put the provider in a cooldown."""
 COOLDOWN_KINDS: frozenset[ErrorKind] = frozenset({"rate_limit", "quota", "blocked"})
+
+
+class ReadPage(NamedTuple):
+    """A page's text as a provider read it (a read-through adapter's ``read``)."""
+
+    url: str
+    text: str
+    title: str | None
+    author: str | None = None
+    published: str | None = None
+    """As the provider spelt it; read as a date by the fetch side (mcp_server_web.dates)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +74,7 @@ class SearchResult:
     snippet: str
     """Plain text: tags and entities removed, whitespace collapsed."""
     published: str | None = None
-    """ISO 8601 with a timezone (see ``iso_datetime``), or None when the provider gives no date."""
+    """ISO 8601 with a timezone (``dates.iso_datetime``), or None when the provider gives no date."""
     score: float | None = None
     """Unused by the adapters: providers' scores mean different things (see the README)."""
     sources: tuple[str, ...] = ()
@@ -207,50 +218,3 @@ def status_error(
     return ProviderError(
         "bad_response", f"{provider} refused the request (HTTP {status}){suffix}.", status=status
     )
-
-
-_RELATIVE = re.compile(r"(\d+)\s+(minute|hour|day|week|month|year)s?\s+ago", re.I)
-_RELATIVE_SECONDS = {
-    "minute": 60,
-    "hour": 3600,
-    "day": 86400,
-    "week": 7 * 86400,
-    "month": 30 * 86400,
-    "year": 365 * 86400,
-}
-
-
-def iso_datetime(value: object, *, now: datetime | None = None) -> str | None:
-    """A provider's date as ISO 8601 with a timezone, or None when it is not a date we can read.
-
-    Taken: ISO 8601 (a date alone is midnight; no zone is UTC, which is what the providers that
-    leave it out mean), RFC 2822 ("Tue, 04 Nov 2025 15:30:00 GMT", Tavily) and relative ages
-    ("2 days ago", Brave's news), counted back from ``now`` (the time of the answer).
-    """
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    when: datetime | None
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        when = None
-    if when is None:
-        try:
-            when = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
-            when = None
-    if when is None:
-        try:
-            when = datetime.strptime(text, "%B %d, %Y")  # Brave's web "age": "November 1, 2026"
-        except ValueError:
-            when = None
-    if when is None and (relative := _RELATIVE.fullmatch(text)):
-        seconds = int(relative.group(1)) * _RELATIVE_SECONDS[relative.group(2).lower()]
-        when = (now or datetime.now(UTC)) - timedelta(seconds=seconds)
-        when = when.replace(microsecond=0)
-    if when is None:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when.isoformat()

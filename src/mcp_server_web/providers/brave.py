@@ -13,12 +13,12 @@ from typing import Any, ClassVar
 
 import httpx
 
+from mcp_server_web.dates import iso_datetime
 from mcp_server_web.providers._http import HttpSearchProvider, json_object, retry_after, url_and_title
 from mcp_server_web.providers.base import (
     ProviderError,
     SearchQuery,
     SearchResult,
-    iso_datetime,
     plain_text,
     status_error,
 )

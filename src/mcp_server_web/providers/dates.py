@@ -82,7 +82,7 @@ def published_within(
 
 
 def _instant(published: str | None) -> datetime | None:
-    """A result's date (ISO 8601, see base.iso_datetime) in UTC; None when it has none or it is
+    """A result's date (ISO 8601: dates.iso_datetime) in UTC; None when it has none or it is
     not one (a date the chain cannot read is not a date outside the days)."""
     if not published:
         return None

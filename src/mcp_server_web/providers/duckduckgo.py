@@ -17,8 +17,9 @@ import anyio
 import httpx
 from lxml import etree, html
 
+from mcp_server_web.dates import iso_datetime
 from mcp_server_web.providers._http import HttpSearchProvider
-from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult, iso_datetime
+from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult
 from mcp_server_web.providers.dates import no_parameter
 
 _DF = {"day": "d", "week": "w", "month": "m", "year": "y"}

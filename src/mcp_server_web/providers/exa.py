@@ -15,15 +15,16 @@ from exa_py.api import ContentsOptions
 from exa_py.api_warnings import ExaWarning
 from exa_py.errors import ExaTimeoutError
 
+from mcp_server_web.dates import iso_datetime
 from mcp_server_web.providers._http import Exchange, recording, sdk_client, transport_error
 from mcp_server_web.providers.base import (
     ProviderConfig,
     ProviderError,
+    ReadPage,
     SearchProvider,
     SearchQuery,
     SearchResult,
     TimeRange,
-    iso_datetime,
     plain_text,
     status_error,
 )
@@ -123,8 +124,9 @@ class ExaProvider(SearchProvider):
             )
         return tuple(notes)
 
-    async def read(self, url: str, *, markdown: bool, timeout: float) -> tuple[str, str, str | None]:  # noqa: ASYNC109
-        """The text of the page at url as Exa's contents reads it: (url, text, title); ProviderError
+    async def read(self, url: str, *, markdown: bool, timeout: float) -> ReadPage:  # noqa: ASYNC109
+        """The text of the page at url as Exa's contents reads it, with its author and date when Exa
+        knows them; ProviderError
         on any failure, a page Exa could not read included. Exa's text is Markdown-like either way."""
         with recording() as exchange:
             try:
@@ -140,7 +142,13 @@ class ExaProvider(SearchProvider):
         for item in answer.results:
             text = _text(item.text)
             if text and text.strip():
-                return _text(item.url) or url, text, plain_text(_text(item.title)) or None
+                return ReadPage(
+                    _text(item.url) or url,
+                    text,
+                    plain_text(_text(item.title)) or None,
+                    author=plain_text(_text(getattr(item, "author", None))) or None,
+                    published=_text(getattr(item, "published_date", None)),
+                )
         statuses = getattr(answer, "statuses", None) or []
         errors = [s.error for s in statuses if getattr(s, "status", None) == "error" and s.error is not None]
         detail = ""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 import anyio
 
 from mcp_server_web.fetch import ExtractedText, ReadThroughFailed, Via
-from mcp_server_web.providers.base import COOLDOWN_KINDS, ProviderError
+from mcp_server_web.providers.base import COOLDOWN_KINDS, ProviderError, ReadPage
 from mcp_server_web.providers.chain import REASON_LIMIT, Cooldowns
 from mcp_server_web.providers.pacing import Limits
 from mcp_server_web.providers.redact import Redactor
@@ -45,7 +45,7 @@ class _Reader(Protocol):
     name: str
     title: str
 
-    async def read(self, url: str, *, markdown: bool, timeout: float) -> tuple[str, str, str | None]: ...  # noqa: ASYNC109
+    async def read(self, url: str, *, markdown: bool, timeout: float) -> ReadPage: ...  # noqa: ASYNC109
 
     async def aclose(self) -> None: ...
 
@@ -92,7 +92,7 @@ class ProviderReadThrough:
             mark = await self._cooldowns.mark()
             try:
                 with anyio.fail_after(budget):
-                    final_url, text, title = await reader.read(url, markdown=markdown, timeout=budget)
+                    page = await reader.read(url, markdown=markdown, timeout=budget)
             except TimeoutError:
                 error = ProviderError("timeout", f"no answer within {budget:g} s")
             except ProviderError as exc:
@@ -104,12 +104,14 @@ class ProviderReadThrough:
                 await self._cooldowns.reset(name, since=mark)
                 content_type = "text/markdown" if markdown or name == "exa" else "text/plain"
                 return ExtractedText(
-                    url=final_url,
-                    text=self._redactor.hide(text),
-                    title=self._redactor.hide(title) if title else None,
+                    url=page.url,
+                    text=self._redactor.hide(page.text),
+                    title=self._redactor.hide(page.title) if page.title else None,
                     via=_VIA[name],
                     provider=reader.title,
                     content_type=content_type,
+                    author=self._redactor.hide(page.author) if page.author else None,
+                    published=page.published,
                 )
             reason = self._redactor.quote(str(error), REASON_LIMIT)
             if error.kind in COOLDOWN_KINDS:

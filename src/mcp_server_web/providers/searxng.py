@@ -12,8 +12,9 @@ from typing import Any, ClassVar
 
 import httpx
 
+from mcp_server_web.dates import iso_datetime
 from mcp_server_web.providers._http import HttpSearchProvider, json_object, retry_after, url_and_title
-from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult, iso_datetime, plain_text
+from mcp_server_web.providers.base import ProviderError, SearchQuery, SearchResult, plain_text
 from mcp_server_web.providers.dates import no_parameter
 
 _JSON_HINT = "enable it by adding `json` to `search.formats` in the instance's settings.yml"

@@ -15,14 +15,15 @@ from tavily.errors import (
 )
 from tavily.errors import TimeoutError as TavilyTimeoutError
 
+from mcp_server_web.dates import iso_datetime
 from mcp_server_web.providers._http import Exchange, recording, sdk_client, transport_error
 from mcp_server_web.providers.base import (
     ProviderConfig,
     ProviderError,
+    ReadPage,
     SearchProvider,
     SearchQuery,
     SearchResult,
-    iso_datetime,
     plain_text,
     status_error,
 )
@@ -105,8 +106,8 @@ class TavilyProvider(SearchProvider):
             notes.append(f"{self.title} has no safe-search setting; results are not filtered.")
         return tuple(notes)
 
-    async def read(self, url: str, *, markdown: bool, timeout: float) -> tuple[str, str, str | None]:  # noqa: ASYNC109
-        """The text of the page at url as Tavily's extract reads it: (url, text, title);
+    async def read(self, url: str, *, markdown: bool, timeout: float) -> ReadPage:  # noqa: ASYNC109
+        """The text of the page at url as Tavily's extract reads it (no author or date: Tavily gives none);
         ProviderError on any failure, a page Tavily could not read included."""
         with recording() as exchange:
             try:
@@ -131,7 +132,8 @@ class TavilyProvider(SearchProvider):
         for item in results if isinstance(results, list) else []:
             text = _text(item.get("raw_content")) if isinstance(item, dict) else None
             if text and text.strip():
-                return _text(item.get("url")) or url, text, plain_text(_text(item.get("title"))) or None
+                title = plain_text(_text(item.get("title"))) or None
+                return ReadPage(_text(item.get("url")) or url, text, title)
         failed = answer.get("failed_results") if isinstance(answer, dict) else None
         failures = failed if isinstance(failed, list) else []
         reasons = [_text(f.get("error")) for f in failures if isinstance(f, dict)]

@@ -196,6 +196,22 @@ class WebFetchOutput(BaseModel):
     outline: list[OutlineEntryOut] | None = Field(
         default=None, description="With outline=true: the document's headings in order; null otherwise."
     )
+    # Who and when, as the page declares it (server/page_facts.py bounds each to one line).
+    author: str | None = Field(
+        default=None, description="The page's author (names joined by commas); null when it names none."
+    )
+    published: str | None = Field(
+        default=None, description="When the page was published, ISO 8601 with a zone; null when it says not."
+    )
+    modified: str | None = Field(
+        default=None, description="When the page was last updated, ISO 8601 with a zone; null if unsaid."
+    )
+    site_name: str | None = Field(default=None, description="The site or publication's name, if declared.")
+    language: str | None = Field(default=None, description="The language tag (en, pt-BR...), if declared.")
+    description: str | None = Field(default=None, description="The page's own summary, if it has one.")
+    canonical_url: str | None = Field(
+        default=None, description="The URL the page names as its own (<link rel=canonical>), if any."
+    )
 
 
 SEARCH_MAX_RESULTS_DEFAULT = 5

@@ -14,12 +14,13 @@ def shared_types() -> dict[str, type[Any]]:
     """Tag -> class of every dataclass stored in, or passed through, the shared state."""
     # Imported here: the search chain is loaded on first use (see providers/__init__.py), and only
     # a server with shared state needs these now.
-    from mcp_server_web.fetch import Document, FetchResponse, RenderedPage
+    from mcp_server_web.fetch import Document, FetchResponse, PageMetadata, RenderedPage
     from mcp_server_web.providers import Attempt, SearchAnswer, SearchQuery, SearchResult
 
     return {
         "fetch.response": FetchResponse,
         "fetch.document": Document,
+        "fetch.metadata": PageMetadata,
         "fetch.rendered": RenderedPage,
         "search.answer": SearchAnswer,
         "search.query": SearchQuery,

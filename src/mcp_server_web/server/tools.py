@@ -36,6 +36,7 @@ from mcp_server_web.providers import PAGE_LIMIT, TIME_RANGES, TOPICS, SearchQuer
 from mcp_server_web.server.advice import advised
 from mcp_server_web.server.arguments import as_bool, as_choice, as_code, as_domains, as_int, as_text
 from mcp_server_web.server.boundary import fence, one_line
+from mcp_server_web.server.page_facts import facts_line, page_facts
 from mcp_server_web.server.reading import READ_LIMIT, Read, read_results
 from mcp_server_web.server.schemas import (
     FETCH_MAX_LENGTH_DEFAULT,
@@ -484,7 +485,11 @@ async def read_page(
     footer = continuation_footer(page, document.snapshot)
     # Only the slice of the document is fenced, so start_index and next_start_index still count
     # characters of the document itself; every call (cached pages too) draws its own id.
-    text = "\n\n".join([fence(page.text, source=document.final_url), *notes, *([footer] if footer else [])])
+    # The byline opens the first page, inside the fence (the page's word): page.text, and the
+    # offsets, are the document's own.
+    byline = facts_line(document.metadata) if page.start_index == 0 else ""
+    shown = f"{byline}\n\n{page.text}" if byline else page.text
+    text = "\n\n".join([fence(shown, source=document.final_url), *notes, *([footer] if footer else [])])
     return text, _fetch_output(document, result.cached, page)
 
 
@@ -505,6 +510,7 @@ def _fetch_output(document: Document, cached: bool, page: PageSlice) -> WebFetch
         fetched_at=document.fetched_at,
         via=document.via,
         warnings=[one_line(warning, NOTE_LIMIT) for warning in document.warnings],
+        **page_facts(document.metadata),
     )
 
 

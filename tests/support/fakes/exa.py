@@ -39,6 +39,9 @@ class FakeExa(JsonFakeProvider):
         self.hang_seconds = 3.0
         self.pages: dict[str, tuple[str, str]] = {}
         """What /contents answers for each URL it can read: (title, text)."""
+        self.about: dict[str, dict[str, Any]] = {}
+        """What /contents says of a page besides its text (``author``, ``publishedDate``), as
+        Exa's results carry them; null when a test gives none."""
         self.said: dict[str, str] = {}
         """The url /contents gives for a page instead of the one asked for (Exa gives the page's
         own after redirects; a test can make it give anything)."""
@@ -109,7 +112,8 @@ class FakeExa(JsonFakeProvider):
             if url in self.pages:
                 title, text = self.pages[url]
                 said = self.said.get(url, url)
-                found.append({"id": url, "url": said, "title": title, "author": None, "text": text})
+                about = {"author": None, "publishedDate": None, **self.about.get(url, {})}
+                found.append({"id": url, "url": said, "title": title, **about, "text": text})
                 statuses.append({"id": url, "status": "success", "source": "cached"})
             else:
                 error = {"tag": "CRAWL_NOT_FOUND", "httpStatusCode": 404}

@@ -104,7 +104,7 @@ def _convert(
         )
 
     if kind is ContentKind.PDF:
-        text, title, warnings = pdf_to_text(
+        text, title, warnings, metadata = pdf_to_text(
             response.body, max_pages=pdf_max_pages, time_budget=pdf_time_budget
         )
         return Converted(
@@ -112,12 +112,17 @@ def _convert(
             title=title,
             content_type=media_type,
             warnings=warnings,
+            metadata=metadata,
         )
 
     if kind is ContentKind.HTML:
         decoded = decode_text(response.body, declared=response.charset, html=True)
         result = extract_html(
-            decoded, response.final_url, output_format=output_format, main_content=main_content
+            decoded,
+            response.final_url,
+            output_format=output_format,
+            main_content=main_content,
+            content_language=response.headers.get("content-language"),
         )
         if not rendered and len(result.text) < _SHELL_CHECK_BELOW and result.scripts is not None:
             shell = inspect_shell(result.scripts, result.visible_chars)
@@ -125,7 +130,7 @@ def _convert(
                 shell, result.scripts, result.text, result.title, media_type, output_format
             )
             if rescued is not None:
-                return rescued
+                return replace(rescued, metadata=result.metadata)
         if not result.text.strip():
             if rendered:
                 raise ExtractionFailed(
@@ -144,6 +149,7 @@ def _convert(
             content_type=media_type,
             used_fallback=result.used_fallback,
             warnings=result.warnings,
+            metadata=result.metadata,
         )
 
     decoded = _normalise_newlines(decode_text(response.body, declared=response.charset, html=False))

@@ -38,9 +38,10 @@ from mcp_server_web.fetch.doc.html_tree import (
     rough_chars,
     text_chars,
 )
+from mcp_server_web.fetch.doc.metadata import page_metadata
 from mcp_server_web.fetch.doc.render import render_element
 from mcp_server_web.fetch.doc.selection import VOTE, Selection, page_kinds, select
-from mcp_server_web.fetch.types import OutputFormat
+from mcp_server_web.fetch.types import NO_METADATA, OutputFormat, PageMetadata
 
 logger = logging.getLogger(__name__)
 
@@ -92,21 +93,30 @@ class ExtractResult:
     """The page's scripts as parsed (to tell a JavaScript shell apart, and the data it carries)."""
     visible_chars: int = 0
     """The page's visible text, in characters (before any of it was set aside as not main content)."""
+    metadata: PageMetadata = NO_METADATA
 
 
 def extract_html(
-    html: str, base_url: str, *, output_format: OutputFormat, main_content: bool
+    html: str,
+    base_url: str,
+    *,
+    output_format: OutputFormat,
+    main_content: bool,
+    content_language: str | None = None,
 ) -> ExtractResult:
     """Convert an HTML document to ``output_format``; only its main content if ``main_content``.
 
     The document is parsed once; everything below reads or cuts down that one tree (and the
-    copies the extractors make of it for themselves).
+    copies the extractors make of it for themselves). ``content_language`` is the response's
+    Content-Language header (the page's language when it declares none itself).
     """
     root = parse_html(html)
     if root is None:
         return ExtractResult(text="", title=None)
     title = page_title(root)
     scripts = page_scripts(root)
+    # Before the clean-up, which drops the <meta>, <link> and <script> elements it is read from.
+    metadata = page_metadata(root, base_url, content_language=content_language)
     warnings: tuple[str, ...] = ()
     elements = int(_ELEMENT_COUNT(root))
     if main_content and elements > MAIN_CONTENT_MAX_ELEMENTS:
@@ -120,14 +130,25 @@ def extract_html(
         body = body_of(root)
         text = render_element(body, output_format)
         return ExtractResult(
-            text=text, title=title, warnings=warnings, scripts=scripts, visible_chars=text_chars(body)
+            text=text,
+            title=title,
+            warnings=warnings,
+            scripts=scripts,
+            visible_chars=text_chars(body),
+            metadata=metadata,
         )
     reading = _keep_main_content(root, base_url)
     if not reading.kept_any and reading.visible_chars:
         # Nothing was told apart as main content, yet the page has text: the whole page rather
         # than nothing (or an extraction failure). The tree was cut down already; this rare
         # case parses the page a second time.
-        whole = extract_html(html, base_url, output_format=output_format, main_content=False)
+        whole = extract_html(
+            html,
+            base_url,
+            output_format=output_format,
+            main_content=False,
+            content_language=content_language,
+        )
         note = (
             "No main content could be told apart from the rest of the page "
             f"({reading.visible_chars:,} characters of visible text); the whole page was converted."
@@ -142,6 +163,7 @@ def extract_html(
         warnings=warnings,
         scripts=scripts,
         visible_chars=reading.visible_chars,
+        metadata=metadata,
     )
 
 

@@ -17,6 +17,7 @@ import math
 import re
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 from pypdf import PdfReader
@@ -27,7 +28,10 @@ try:
 except ImportError:  # an older pypdf, without per-call limits: it reads as it always did
     Configuration = None  # type: ignore[assignment,misc]
 
+from mcp_server_web.dates import iso_datetime
 from mcp_server_web.errors import ExtractionFailed
+from mcp_server_web.fetch.doc.metadata import NAME_LIMIT, one_line
+from mcp_server_web.fetch.types import PageMetadata
 
 logger = logging.getLogger(__name__)
 
@@ -105,8 +109,9 @@ def page_marker(number: int) -> str:
 
 def pdf_to_text(
     body: bytes, *, max_pages: int, time_budget: float
-) -> tuple[str, str | None, tuple[str, ...]]:
-    """The PDF's text as (text, title, warnings).
+) -> tuple[str, str | None, tuple[str, ...], PageMetadata]:
+    """The PDF's text as (text, title, warnings, metadata: its document information's author
+    and dates).
 
     Reads at most ``max_pages`` pages and starts no new page once ``time_budget`` seconds are
     spent; a page already started is abandoned at 1.5 times the budget (at least half a second).
@@ -126,6 +131,7 @@ def pdf_to_text(
         try:
             reader = _open(body)
             title = _title(reader)
+            metadata = _metadata(reader)
             try:
                 total = len(reader.pages)
             except Exception as error:  # a broken page tree shows up only here
@@ -171,7 +177,7 @@ def pdf_to_text(
         note = f"Only pages 1-{converted} of {total} were converted: {stop_reason}."
         warnings.append(note)
         parts.append(f"--- {note} ---")
-    return "\n\n".join(parts), title, tuple(warnings)
+    return "\n\n".join(parts), title, tuple(warnings), metadata
 
 
 def _open(body: bytes) -> PdfReader:
@@ -206,6 +212,27 @@ def _title(reader: PdfReader) -> str | None:
         return None
     title = _WHITESPACE.sub(" ", raw).strip()
     return title or None
+
+
+def _metadata(reader: PdfReader) -> PageMetadata:
+    """The document information's /Author, /CreationDate and /ModDate (PDF dates with no zone
+    are read as UTC, as every other date here)."""
+    try:
+        info = reader.metadata
+        if info is None:
+            return PageMetadata()
+        author = info.author if isinstance(info.author, str) else None
+        fields = {"author": one_line(author, NAME_LIMIT)}
+        for name, attribute in (("published", "creation_date"), ("modified", "modification_date")):
+            try:
+                when = getattr(info, attribute)
+            except Exception:  # an unreadable date is no date
+                when = None
+            fields[name] = iso_datetime(when.isoformat()) if isinstance(when, datetime) else None
+    except Exception:  # metadata is optional and often malformed; the text matters more
+        logger.debug("unreadable PDF metadata", exc_info=True)
+        return PageMetadata()
+    return PageMetadata(**fields)
 
 
 def _page_text(reader: PdfReader, index: int, warnings: list[str]) -> str:
