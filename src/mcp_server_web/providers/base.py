@@ -15,7 +15,7 @@ import re
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import ClassVar, Literal
 
 import httpx
@@ -52,6 +52,8 @@ class SearchQuery:
     page: int = 1
     """1 to PAGE_LIMIT: which max_results-sized page of the ranking."""
     safesearch: SafeSearch = "moderate"
+    published_after: date | None = None
+    published_before: date | None = None
 
 
 @dataclass(frozen=True, slots=True)

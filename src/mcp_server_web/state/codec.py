@@ -25,6 +25,7 @@ import json
 import struct
 import typing
 from collections.abc import Mapping
+from datetime import date
 from types import UnionType
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
@@ -213,6 +214,27 @@ class _Bytes(_Node):
         return blob
 
 
+class _Date(_Node):
+    """A calendar day, as its ISO text (a search's published_after, published_before)."""
+
+    name = "date"
+
+    def encode(self, value: Any, walk: _Walk, depth: int) -> Any:
+        walk.count(depth)
+        if type(value) is not date:
+            raise walk.mismatch(self.name, value)
+        return value.isoformat()
+
+    def decode(self, raw: Any, walk: _Walk, depth: int) -> Any:
+        walk.count(depth)
+        if type(raw) is str and len(raw) == len("YYYY-MM-DD"):
+            try:
+                return date.fromisoformat(raw)
+            except ValueError:
+                pass
+        raise walk.mismatch(self.name, raw)
+
+
 class _Literal(_Node):
     def __init__(self, values: tuple[object, ...]) -> None:
         self.values = values
@@ -328,7 +350,7 @@ class Codec:
 
     ``types`` maps a stable tag (written in every entry: renaming one forgets what is stored) to
     a dataclass; every dataclass a field holds must be registered too. Fields may be declared as
-    str, int, float, bool, bytes, None, a Literal, X | None, tuple[X, ...], dict[str, X] or a
+    str, int, float, bool, bytes, None, a date, a Literal, X | None, tuple[X, ...], dict[str, X] or a
     registered dataclass; anything else is refused here, when the server starts.
     """
 
@@ -364,6 +386,8 @@ class Codec:
             return _Str()
         if hint is bytes:
             return _Bytes()
+        if hint is date:
+            return _Date()
         if hint in (int, float, bool, type(None), None):
             return _Scalar(type(None) if hint is None else hint)
         if origin is Literal and all(type(arg) in (str, int, bool) for arg in args):

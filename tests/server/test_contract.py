@@ -1,0 +1,298 @@
+"""The tools' contract as clients read it (issue 25): one typed model per tool, nullable optional
+arguments where null means absent, argument hygiene (unknown names, camelCase aliases, wrong
+types named), structured results that stand on their own, icons and the snapshot lifetime.
+
+Everything goes through the real server and the SDK's Client (in memory, and over stdio and
+HTTP for the seam that sees raw arguments), against a loopback origin and the providers' fakes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult
+
+from mcp_server_web.server.app import build_server
+from mcp_server_web.server.contract import WebSearchInput
+from tests.server.conftest import LOOPBACK_ONLY, error_code, fenced, make_settings, text_of
+from tests.server.test_http_request import echo
+from tests.server.test_transports import SERVER_ENV, http_server
+from tests.support.fakes.base import FakeProvider, sample_results, settings_for
+from tests.support.origin import Origin
+from tests.support.samples import article_html
+
+__all__ = ["http_server"]  # a fixture, imported for pytest
+
+BEFORE = json.loads((Path(__file__).parent / "data" / "tools_list_before_issue_25.json").read_text())
+"""tools/list of main before issue 25 (b841e6b), every tool enabled, captured with the SDK Client."""
+ALL_TOOLS = ("web_search", "web_fetch", "http_request")
+NEW_ARGUMENTS = {"web_search": {"published_after", "published_before"}}
+_FENCE_ID = re.compile(r'untrusted-content id="[0-9a-f]{16}"')
+
+
+async def listed(**settings: Any) -> dict[str, Any]:
+    async with Client(build_server(make_settings(tools=ALL_TOOLS, **settings))) as client:
+        tools = (await client.list_tools()).tools
+    return {tool.name: tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools}
+
+
+def without_null(prop: dict[str, Any]) -> dict[str, Any]:
+    """A published property as it was before it was made nullable."""
+    if "anyOf" not in prop or {"type": "null"} not in prop["anyOf"]:
+        return prop
+    (branch,) = [b for b in prop["anyOf"] if b != {"type": "null"}]
+    return {**{k: v for k, v in prop.items() if k != "anyOf"}, **branch}
+
+
+async def test_published_schemas_differ_from_before_only_by_nullability_and_new_arguments() -> None:
+    now = await listed()
+    before = {tool["name"]: tool for tool in BEFORE}
+    assert list(now) == list(before)
+    for name, tool in now.items():
+        old, new = before[name]["inputSchema"], tool["inputSchema"]
+        assert set(new) == set(old) and new["required"] == old["required"], name
+        assert set(new["properties"]) - set(old["properties"]) == NEW_ARGUMENTS.get(name, set())
+        assert list(new["properties"])[: len(old["properties"])] == list(old["properties"])
+        for argument, prop in old["properties"].items():
+            assert without_null(new["properties"][argument]) == prop, (name, argument)
+        # Outputs only grow: every field published before is there, of the same type.
+        old_out, new_out = before[name]["outputSchema"], tool["outputSchema"]
+        for field, prop in old_out["properties"].items():
+            assert {**new_out["properties"][field], "description": None} == {**prop, "description": None}
+        # Everything else a client shows (title, annotations) is unchanged; icons are new.
+        assert {
+            k: v for k, v in tool.items() if k not in ("inputSchema", "outputSchema", "icons", "description")
+        } == {
+            k: v for k, v in before[name].items() if k not in ("inputSchema", "outputSchema", "description")
+        }
+
+
+def nullable(tools: dict[str, Any]) -> tuple[int, int]:
+    """How many optional arguments of these tools take null, of how many."""
+    optional = accepting = 0
+    for tool in tools.values():
+        schema = tool["inputSchema"]
+        for argument, prop in schema["properties"].items():
+            if argument in schema["required"] or prop.keys() == {"description"}:  # json: any value
+                continue
+            optional += 1
+            accepting += {"type": "null"} in prop.get("anyOf", [])
+    return accepting, optional
+
+
+async def test_every_optional_argument_is_nullable_with_its_real_default() -> None:
+    now = await listed()
+    assert nullable({tool["name"]: tool for tool in BEFORE}) == (0, 24)
+    assert nullable(now) == (26, 26)
+    for name, tool in now.items():
+        for argument, prop in tool["inputSchema"]["properties"].items():
+            # The default published is the real one (8000), not null.
+            assert (prop.get("default") is not None) == (argument in _DEFAULTED), (name, argument)
+    assert now["web_fetch"]["inputSchema"]["properties"]["max_length"]["default"] == 8000
+
+
+_DEFAULTED = {"format", "start_index", "max_length", "main_content", "refresh", "render", "outline"} | {
+    "max_results",
+    "topic",
+    "page",
+    "read",
+    "method",
+}
+
+
+def _same_answer(result: CallToolResult) -> tuple[str, dict[str, Any] | None]:
+    """A result with what differs between two identical calls made equal: fence ids (drawn per
+    call), cache and timing fields."""
+    text = _FENCE_ID.sub("untrusted-content id=ID", text_of(result))
+    data = _without_fence_ids(result.structured_content)
+    if data is not None:
+        data.pop("cached", None)
+        for attempt in data.get("attempts", ()):
+            attempt["elapsed_ms"] = 0
+    return re.sub(r"\(cached\)", "", text), data
+
+
+def _without_fence_ids(value: Any) -> Any:
+    if isinstance(value, str):
+        return _FENCE_ID.sub("untrusted-content id=ID", value)
+    if isinstance(value, dict):
+        return {key: _without_fence_ids(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_fence_ids(item) for item in value]
+    return value
+
+
+async def test_null_means_what_leaving_an_argument_out_means(
+    origin: Origin, fakes: dict[str, FakeProvider]
+) -> None:
+    """Each optional argument of each tool sent as null gives the answer the call without it gives,
+    and sends the provider or the origin exactly the same request."""
+    page = origin.serve("/article", article_html())
+    origin.route("/echo", echo)
+    fakes["tavily"].answer(sample_results(3))
+    settings = settings_for(fakes, tools=ALL_TOOLS, search_providers=("tavily",), **_loopback())
+    calls = {
+        "web_fetch": {"url": page},
+        "web_search": {"query": "rivers"},
+        "http_request": {"url": origin.url("/echo")},
+    }
+    async with Client(build_server(settings)) as client:
+        schemas = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+        for name, required in calls.items():
+            plain = _same_answer(await client.call_tool(name, required))
+            assert not plain[0].startswith(("invalid", "internal")), plain[0]
+            sent = len(fakes["tavily"].bodies)
+            for argument in schemas[name]["properties"]:
+                if argument in required:
+                    continue
+                nulled = await client.call_tool(name, {**required, argument: None})
+                assert _same_answer(nulled) == plain, (name, argument)
+            if name == "web_search":
+                # Every nulled search reached the provider (no cache) with the very same request.
+                bodies = fakes["tavily"].bodies
+                assert len(bodies) == sent + len(schemas[name]["properties"]) - 1
+                assert all(body == bodies[sent - 1] for body in bodies[sent - 1 :])
+        everything = {a: None for a in schemas["web_fetch"]["properties"] if a != "url"}
+        assert _same_answer(await client.call_tool("web_fetch", {"url": page, **everything})) == _same_answer(
+            await client.call_tool("web_fetch", {"url": page})
+        )
+
+
+def _loopback() -> dict[str, Any]:
+    """make_settings' values, with the search cache off: a repeated search must reach the provider."""
+    return {"allow_cidrs": LOOPBACK_ONLY, "timeout": 5.0, "render": "off", "search_cache_ttl": 0.0}
+
+
+async def test_an_unknown_argument_is_named_with_the_valid_names(client: Client, origin: Origin) -> None:
+    """Before: {"max_len": 300} was dropped by the SDK and the call answered 8,000 characters."""
+    url = origin.serve("/long", article_html(paragraphs=80))
+    result = await client.call_tool("web_fetch", {"url": url, "max_len": 300})
+    assert error_code(result) == "invalid_argument"
+    assert text_of(result) == (
+        "invalid_argument: web_fetch has no argument named 'max_len'; its arguments are: url, format, "
+        "start_index, max_length, main_content, refresh, render, query, outline, snapshot."
+    )
+    assert origin.hits("/long") == 0
+
+
+async def test_camel_case_spellings_are_the_same_arguments(client: Client, origin: Origin) -> None:
+    """Before: maxLength=300 was ignored and the page came back with 8,000 characters; now 300."""
+    url = origin.serve("/long", article_html(paragraphs=80))
+    camel = await client.call_tool(
+        "web_fetch", {"url": url, "maxLength": 300, "startIndex": 100, "mainContent": "false"}
+    )
+    snake = await client.call_tool(
+        "web_fetch", {"url": url, "max_length": 300, "start_index": 100, "main_content": False}
+    )
+    assert not camel.is_error, text_of(camel)
+    assert _same_answer(camel)[1] == _same_answer(snake)[1]
+    assert camel.structured_content["start_index"] == 100
+    assert len(fenced(camel).inside) <= 300 and camel.structured_content["next_start_index"] <= 400
+    both = await client.call_tool("web_fetch", {"url": url, "max_length": 300, "maxLength": 500})
+    assert error_code(both) == "invalid_argument"
+    assert "max_length and maxLength are the same argument" in text_of(both)
+    agreeing = await client.call_tool("web_fetch", {"url": url, "max_length": 300, "maxLength": 300})
+    assert not agreeing.is_error
+
+
+async def test_every_multi_word_argument_takes_its_camel_case_spelling(
+    fakes: dict[str, FakeProvider],
+) -> None:
+    fakes["tavily"].answer(sample_results(3))
+    snake = {
+        "query": "rivers",
+        "max_results": 3,
+        "time_range": "year",
+        "include_domains": ["site0.example.com"],
+        "exclude_domains": "site9.example.com",
+        "published_after": "2024-01-01",
+        "published_before": "2024-12-31",
+    }
+    camel = {
+        "query": "rivers",
+        "maxResults": 3,
+        "timeRange": "year",
+        "includeDomains": ["site0.example.com"],
+        "excludeDomains": "site9.example.com",
+        "publishedAfter": "2024-01-01",
+        "publishedBefore": "2024-12-31",
+    }
+    settings = settings_for(fakes, search_providers=("tavily",), search_cache_ttl=0.0)
+    async with Client(build_server(settings)) as client:
+        schemas = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+        multi_word = {name for name in schemas["web_search"]["properties"] if "_" in name}
+        assert {name for name in snake if "_" in name} == multi_word
+        first = await client.call_tool("web_search", snake)
+        second = await client.call_tool("web_search", camel)
+    assert not second.is_error, text_of(second)
+    assert _same_answer(first) == _same_answer(second)
+    assert fakes["tavily"].bodies[-1] == fakes["tavily"].bodies[-2]
+    assert fakes["tavily"].bodies[-1]["max_results"] == 3
+    for model in (WebSearchInput,):
+        assert model.aliases() == {
+            "maxResults": "max_results",
+            "timeRange": "time_range",
+            "includeDomains": "include_domains",
+            "excludeDomains": "exclude_domains",
+            "publishedAfter": "published_after",
+            "publishedBefore": "published_before",
+        }
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("web_fetch", {"url": 42}, "invalid_url: url must be a string, got a number."),
+        ("web_fetch", {"url": ["http://a/"]}, "invalid_url: url must be a string, got an array."),
+        ("web_search", {"query": {"q": "x"}}, "invalid_argument: query must be a string, got an object."),
+        (
+            "web_search",
+            {"query": "x", "include_domains": 5},
+            "include_domains must be a list of domain names, got a number.",
+        ),
+        ("http_request", {"url": True}, "invalid_url: url must be a string, got a boolean."),
+        (
+            "http_request",
+            {"url": "http://127.0.0.1/", "headers": 7},
+            "headers must be an object of names to values, got a number.",
+        ),
+    ],
+)
+async def test_a_wrong_type_is_named_as_such(tool: str, arguments: dict[str, Any], message: str) -> None:
+    """Before: url 42 was answered "url is required"."""
+    async with Client(build_server(make_settings(tools=ALL_TOOLS))) as client:
+        result = await client.call_tool(tool, arguments)
+    assert result.is_error and message in text_of(result)
+    assert "validation error" not in text_of(result) and "pydantic" not in text_of(result)
+
+
+async def test_argument_hygiene_holds_over_stdio_and_http(origin: Origin, http_server: str) -> None:
+    """The seam that sees raw arguments is the SDK's, under every transport."""
+    url = origin.serve("/long", article_html(paragraphs=80))
+    stdio = StdioServerParameters(command=sys.executable, args=["-m", "mcp_server_web"], env=SERVER_ENV)
+    for target in (stdio, http_server):
+        with anyio.fail_after(30):
+            async with Client(target) as client:
+                unknown = await client.call_tool("web_fetch", {"url": url, "length": 300})
+                camel = await client.call_tool("web_fetch", {"url": url, "maxLength": 300})
+                typed = await client.call_tool("web_fetch", {"url": 42})
+        assert error_code(unknown) == "invalid_argument" and "'length'" in text_of(unknown)
+        assert not camel.is_error and len(fenced(camel).inside) <= 300
+        assert text_of(typed) == "invalid_url: url must be a string, got a number."
+
+
+async def test_the_fetch_prompt_names_an_unknown_argument(client: Client, origin: Origin) -> None:
+    url = origin.serve("/p", article_html())
+    with pytest.raises(MCPError) as refused:
+        await client.get_prompt("fetch", {"url": url, "maxLength": "300"})
+    assert refused.value.error.code == -32602
+    assert "'maxLength'" in refused.value.error.message and "it takes: url" in refused.value.error.message
+    assert origin.hits("/p") == 0
