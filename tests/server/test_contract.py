@@ -11,8 +11,11 @@ from __future__ import annotations
 import json
 import re
 import sys
+from datetime import date
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
+from xml.etree import ElementTree
 
 import anyio
 import pytest
@@ -24,6 +27,7 @@ from mcp_server_web.server.app import build_server
 from mcp_server_web.server.contract import WebSearchInput
 from tests.server.conftest import LOOPBACK_ONLY, error_code, fenced, make_settings, text_of
 from tests.server.test_http_request import echo
+from tests.server.test_search_and_read import ANSWER, page, results_for, search
 from tests.server.test_transports import SERVER_ENV, http_server
 from tests.support.fakes.base import FakeProvider, sample_results, settings_for
 from tests.support.origin import Origin
@@ -296,3 +300,110 @@ async def test_the_fetch_prompt_names_an_unknown_argument(client: Client, origin
     assert refused.value.error.code == -32602
     assert "'maxLength'" in refused.value.error.message and "it takes: url" in refused.value.error.message
     assert origin.hits("/p") == 0
+
+
+async def test_web_fetch_structured_content_holds_the_text_the_model_reads(
+    client: Client, origin: Origin
+) -> None:
+    """Before: structuredContent had no page text at all (a client that passes only it to the
+    model, as pydantic-ai does, gave the model 0 characters of the page)."""
+    html = (
+        "<html><head><title>Rivers</title></head><body><article><h1>Rivers</h1>"
+        "<h2>Erosion</h2><p>Rivers cut valleys by erosion over thousands of years.</p>"
+        "<h2>Deltas</h2><p>Sediment settles where the river meets the sea and builds a delta.</p>"
+        "</article></body></html>"
+    )
+    url = origin.serve("/rivers", html)
+    for arguments in ({}, {"query": "delta sediment"}, {"outline": True}, {"max_length": 40}):
+        result = await client.call_tool("web_fetch", {"url": url, **arguments})
+        assert not result.is_error, text_of(result)
+        data, text = result.structured_content, text_of(result)
+        fence = fenced(text)
+        # The very fence of the text (same id), whole, and where the text has it.
+        assert data["content"] is not None and fence.id in data["content"], arguments
+        assert text.startswith(data["content"]), arguments
+        assert data["content_note"] is None
+    nothing = await client.call_tool("web_fetch", {"url": url, "query": "volcano magma"})
+    assert nothing.structured_content["content"] is None
+    assert nothing.structured_content["content_note"].startswith("No passage of this document")
+    assert nothing.structured_content["content_note"] in text_of(nothing)
+    flat = origin.serve(
+        "/flat", "<html><body><p>Just one paragraph about rivers and their banks.</p></body></html>"
+    )
+    no_headings = await client.call_tool("web_fetch", {"url": flat, "outline": True})
+    assert no_headings.structured_content["content"] is None
+    assert no_headings.structured_content["content_note"] == text_of(no_headings)
+
+
+async def test_web_search_read_content_is_fenced_in_structured_content(
+    fakes: dict[str, FakeProvider], origin: Origin
+) -> None:
+    """A read page's text in structuredContent is web text a model will read: fenced there too
+    (before: bare, outside any fence)."""
+    url = origin.serve("/a", page("Harbour history", ANSWER))
+    fakes["brave"].answer(results_for(origin, ["/a"]))
+    result, _ = await search(fakes, {"query": "when did the lighthouse keeper light the lamp", "read": 1})
+    assert not result.is_error, text_of(result)
+    content = result.structured_content["results"][0]["content"]
+    inner = fenced(content)
+    assert inner.before == "" and inner.after == "" and inner.source == url
+    assert ANSWER in inner.inside
+    # The text block quotes the same passages inside its own fence around the whole listing.
+    listing = fenced(result).inside
+    assert all(f"   > {line}" in listing for line in inner.inside.splitlines() if line)
+
+
+async def test_http_request_structured_output_keeps_the_body(origin: Origin) -> None:
+    text_url = origin.serve("/t", "plain words from the API", "text/plain")
+    json_url = origin.serve("/j", json.dumps({"answer": [1, 2]}), "application/json")
+    async with Client(build_server(make_settings(tools=ALL_TOOLS))) as client:
+        plain = await client.call_tool("http_request", {"url": text_url})
+        parsed = await client.call_tool("http_request", {"url": json_url})
+    assert plain.structured_content["body"] == "plain words from the API"
+    assert fenced(plain).inside.endswith("\n\nplain words from the API")
+    assert parsed.structured_content["body"] == {"answer": [1, 2]}
+    assert json.dumps({"answer": [1, 2]}, indent=2) in fenced(parsed).inside
+
+
+async def test_published_dates_are_checked_dates() -> None:
+    """Before: published_after was an unknown name the SDK dropped, so a span that holds no date
+    (after 2025, before 2024) searched all dates."""
+    async with Client(build_server(make_settings())) as client:
+        empty_span = await client.call_tool(
+            "web_search", {"query": "x", "published_after": "2025-01-01", "publishedBefore": "2024-01-01"}
+        )
+        not_a_date = await client.call_tool("web_search", {"query": "x", "published_after": "last week"})
+        no_such_day = await client.call_tool("web_search", {"query": "x", "published_before": "2024-02-30"})
+    assert error_code(empty_span) == "invalid_argument"
+    assert "published_after (2025-01-01) is later than published_before (2024-01-01)" in text_of(empty_span)
+    assert text_of(not_a_date) == (
+        "invalid_argument: published_after must be a date written YYYY-MM-DD; got 'last week'."
+    )
+    assert error_code(no_such_day) == "invalid_argument"
+    # A full timestamp gives its date as written: providers filter by whole days.
+    given = WebSearchInput.from_arguments(
+        {"query": "x", "published_after": "2024-03-01T23:30:00-05:00", "published_before": " 2024-03-31 "}
+    )
+    assert (given.published_after, given.published_before) == (date(2024, 3, 1), date(2024, 3, 31))
+
+
+async def test_server_and_tools_have_inline_icons() -> None:
+    async with Client(build_server(make_settings(tools=ALL_TOOLS))) as client:
+        server = client.server_info
+        tools = (await client.list_tools()).tools
+    assert server is not None and server.icons
+    icons = [*server.icons, *(icon for tool in tools for icon in tool.icons or ())]
+    assert len(icons) == 4 and len({icon.src for icon in icons}) == 4
+    for icon in icons:
+        # Inline, never a URL a client would fetch from somewhere.
+        assert icon.mime_type == "image/svg+xml" and icon.src.startswith("data:image/svg+xml,")
+        drawing = ElementTree.fromstring(unquote(icon.src.removeprefix("data:image/svg+xml,")))
+        assert drawing.tag == "{http://www.w3.org/2000/svg}svg"
+        assert "http" not in "".join(drawing.itertext()) and len(icon.src) < 1000
+
+
+@pytest.mark.parametrize(("ttl", "said"), [(900.0, "15 minutes"), (3600.0, "1 hour"), (90.0, "90 seconds")])
+async def test_web_fetch_description_states_how_long_a_snapshot_lives(ttl: float, said: str) -> None:
+    async with Client(build_server(make_settings(cache_ttl=ttl))) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert f"A snapshot lives up to {said} after its download" in (tools["web_fetch"].description or "")
