@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, Field, ValidationInfo, WithJsonSchema
 
 from mcp_server_web.config import KNOWN_PROVIDERS
-from mcp_server_web.errors import InvalidArgument
+from mcp_server_web.errors import InvalidArgument, WebToolError
 from mcp_server_web.providers import PAGE_LIMIT, TIME_RANGES, TOPICS, TimeRange, Topic
 from mcp_server_web.server.contract import lenient
 from mcp_server_web.server.contract.limits import SNIPPET_LIMIT, TITLE_LIMIT
@@ -166,6 +166,10 @@ class WebSearchInput(ToolInput):
         _DAY_SCHEMA,
         Field(description="Only results published on or before this date (YYYY-MM-DD)."),
     ] = None
+
+    @classmethod
+    def missing(cls, name: str) -> WebToolError:
+        return InvalidArgument(f"{name} is required and must be a non-empty string.")
 
     def model_post_init(self, context: Any, /) -> None:
         after, before = self.published_after, self.published_before
