@@ -164,10 +164,14 @@ async def test_null_means_what_leaving_an_argument_out_means(
                 bodies = fakes["tavily"].bodies
                 assert len(bodies) == sent + len(schemas[name]["properties"]) - 1
                 assert all(body == bodies[sent - 1] for body in bodies[sent - 1 :])
-        everything = {a: None for a in schemas["web_fetch"]["properties"] if a != "url"}
-        assert _same_answer(await client.call_tool("web_fetch", {"url": page, **everything})) == _same_answer(
-            await client.call_tool("web_fetch", {"url": page})
-        )
+        # And all of them null at once: what a strict client sends for a call with only the
+        # required arguments.
+        for name, required in calls.items():
+            everything = {
+                argument: None for argument in schemas[name]["properties"] if argument not in required
+            }
+            alone = _same_answer(await client.call_tool(name, required))
+            assert _same_answer(await client.call_tool(name, {**required, **everything})) == alone, name
 
 
 def _loopback() -> dict[str, Any]:
