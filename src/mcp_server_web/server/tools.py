@@ -1,7 +1,9 @@
-"""Tool functions: validate arguments, call the domain, shape text and structured output.
+"""Tool bodies: each takes its validated input model (server/contract/), calls the domain, and
+shapes the text and the structured output.
 
-Every failure becomes an MCP tool error (isError) whose text starts with a stable code; nothing
-raises into the protocol and no stack trace reaches the client.
+Every failure becomes an MCP tool error (isError) whose text starts with a stable code
+(server/failures.py, applied to every tool by toolspec.py); nothing raises into the protocol and
+no stack trace reaches the client.
 
 Text from the web (a page, search results) reaches the model fenced (see server/boundary.py);
 what we write ourselves around it (headers, notes, the continuation line) stays outside.

@@ -44,7 +44,7 @@ class ToolInput(BaseModel):
 
     @classmethod
     def missing(cls, name: str) -> WebToolError:
-        """The error for a required argument left out (or null, or blank)."""
+        """The error for a required argument left out (or null)."""
         return InvalidArgument(f"{name} is required.")
 
     @classmethod
