@@ -15,7 +15,7 @@ from typing import Any
 from mcp import Client
 
 from mcp_server_web.server.app import build_server
-from mcp_server_web.server.schemas import WEB_FETCH_DESCRIPTION, WEB_FETCH_INPUT_SCHEMA
+from mcp_server_web.server.contract import WebFetchInput, web_fetch_description
 from tests.server.conftest import error_code, fenced, make_settings, text_of
 from tests.support.origin import Origin, Reply, RequestContext
 
@@ -203,6 +203,8 @@ async def test_snapshot_argument_is_validated(origin: Origin) -> None:
 
 
 def test_schema_and_description_tell_the_model_about_snapshots() -> None:
-    prop = WEB_FETCH_INPUT_SCHEMA["properties"]["snapshot"]
-    assert prop["type"] == "string" and prop["pattern"] == "^[0-9a-fA-F]{12}$"
-    assert "snapshot_expired" in WEB_FETCH_DESCRIPTION and "snapshot" in prop["description"]
+    prop = WebFetchInput.input_schema()["properties"]["snapshot"]
+    assert prop["anyOf"] == [{"type": "string", "pattern": "^[0-9a-fA-F]{12}$"}, {"type": "null"}]
+    description = web_fetch_description(900.0)
+    assert "snapshot_expired" in description and "snapshot" in prop["description"]
+    assert "A snapshot lives up to 15 minutes" in description

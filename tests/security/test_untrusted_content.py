@@ -23,9 +23,10 @@ from mcp_server_web.fetch.types import FetchResponse
 from mcp_server_web.server import boundary
 from mcp_server_web.server.app import build_server
 from mcp_server_web.server.boundary import attribute_value, fence, one_line, split_fence, unfenced
+from mcp_server_web.server.contract import AttemptOut, SearchResultOut, WebSearchOutput
+from mcp_server_web.server.failures import ERROR_TEXT_LIMIT
 from mcp_server_web.server.http_request import interpret_response, render_response
-from mcp_server_web.server.schemas import AttemptOut, SearchResultOut, WebSearchOutput
-from mcp_server_web.server.tools import ERROR_TEXT_LIMIT, NOTE_LIMIT, render_search_answer
+from mcp_server_web.server.tools import NOTE_LIMIT, render_search_answer
 from tests.server.conftest import error_code, make_settings, text_of
 from tests.support.fakes.base import FakeProvider, settings_for
 from tests.support.origin import Origin

@@ -365,7 +365,10 @@ async def test_listed_with_its_contract_when_enabled(client: Client) -> None:
     assert tool.annotations.idempotent_hint is False
     assert tool.annotations.open_world_hint is True
     assert tool.input_schema["required"] == ["url"]
-    assert " ".join(tool.input_schema["properties"]["method"]["enum"]) == "GET HEAD POST PUT PATCH DELETE"
+    assert (
+        " ".join(tool.input_schema["properties"]["method"]["anyOf"][0]["enum"])
+        == "GET HEAD POST PUT PATCH DELETE"
+    )
     assert tool.output_schema is not None
     assert set(tool.output_schema["properties"]) == {
         "status",

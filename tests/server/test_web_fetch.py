@@ -353,9 +353,11 @@ async def test_tool_listing_publishes_contract(client: Client) -> None:
     fetch = tools["web_fetch"]
     props = fetch.input_schema["properties"]
     assert fetch.input_schema["required"] == ["url"]
-    assert props["max_length"]["maximum"] == 100000 and props["max_length"]["minimum"] == 0
+    # Optional arguments are nullable: their bounds and enum sit on the non-null branch.
+    max_length, output_format = props["max_length"]["anyOf"][0], props["format"]["anyOf"][0]
+    assert max_length["maximum"] == 100000 and max_length["minimum"] == 0
     assert "0 means the default (8000)" in props["max_length"]["description"]
-    assert props["format"]["enum"] == ["markdown", "text", "html"]
+    assert output_format["enum"] == ["markdown", "text", "html"]
     assert fetch.output_schema is not None
     assert {"final_url", "next_start_index", "total_length", "cached"} <= set(
         fetch.output_schema["properties"]

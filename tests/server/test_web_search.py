@@ -90,7 +90,7 @@ async def test_search_tool_is_listed_with_its_contract(fakes: dict[str, FakeProv
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     search = tools["web_search"]
     assert search.input_schema["required"] == ["query"]
-    assert search.input_schema["properties"]["max_results"]["maximum"] == 20
+    assert search.input_schema["properties"]["max_results"]["anyOf"][0]["maximum"] == 20
     assert {"provider", "results", "attempts", "cached"} <= set(search.output_schema["properties"])
     assert search.annotations.read_only_hint is True
 

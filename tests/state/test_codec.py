@@ -124,7 +124,11 @@ SAMPLES: dict[str, list[Any]] = {
         answer(),
         SearchAnswer(SearchQuery("nothing"), None, (), (Attempt("duckduckgo", "empty", None, 5),)),
     ],
-    "search.query": [SearchQuery("q"), SearchQuery("q", published_before=date(2024, 2, 29))],
+    "search.query": [
+        SearchQuery("q"),
+        SearchQuery("q", published_before=date(2024, 2, 29)),
+        SearchQuery("q", published_after=date(2024, 1, 31), published_before=date(2024, 12, 31)),
+    ],
     "search.result": [SearchResult("t", "u", "s")],
     "search.attempt": [Attempt("p", "ok", None, 1)],
 }
@@ -477,6 +481,14 @@ def test_type_confusion_is_refused(field: str, bad: Any) -> None:
 def test_type_confusion_in_other_types_is_refused(value: Any, field: str, bad: Any) -> None:
     header, blobs = parts_of(value)
     header["f"][field] = bad
+    corrupt(forge(header, blobs))
+
+
+@pytest.mark.parametrize("bad", ["2024-13-01", "2024-01-01T00:00", 20240101, ["2024-01-01"], {"s": 10}])
+def test_a_date_is_an_iso_day_or_refused(bad: Any) -> None:
+    header, blobs = parts_of(SearchQuery("q", published_after=date(2024, 1, 1)))
+    assert header["f"]["published_after"] == "2024-01-01"
+    header["f"]["published_after"] = bad
     corrupt(forge(header, blobs))
 
 

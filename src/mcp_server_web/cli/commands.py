@@ -26,7 +26,7 @@ from mcp_server_web.errors import ConfigError
 from mcp_server_web.server.app import build_server
 from mcp_server_web.server.boundary import split_fence, unfenced
 from mcp_server_web.server.compose import browser_choice, providers_config
-from mcp_server_web.server.schemas import FETCH_MAX_LENGTH_LIMIT
+from mcp_server_web.server.contract import FETCH_MAX_LENGTH_LIMIT
 
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1

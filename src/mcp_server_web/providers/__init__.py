@@ -21,6 +21,8 @@ if TYPE_CHECKING:
         SafeSearch,
         SearchQuery,
         SearchResult,
+        TimeRange,
+        Topic,
     )
     from mcp_server_web.providers.chain import Attempt, SearchAnswer, SearchMode, search_status
     from mcp_server_web.providers.config import (
@@ -53,6 +55,8 @@ _WHERE = {
     "TOPICS": "base",
     "SearchQuery": "base",
     "SearchResult": "base",
+    "TimeRange": "base",
+    "Topic": "base",
     "ORDER_PARAMETER": "config",
     "ProvidersConfig": "config",
     "key_parameter": "config",
@@ -88,6 +92,8 @@ __all__ = [
     "SearchMode",
     "SearchQuery",
     "SearchResult",
+    "TimeRange",
+    "Topic",
     "chain_order",
     "key_parameter",
     "no_provider_message",

@@ -36,6 +36,7 @@ from mcp_server_web.server.compose import (
     renderer,
     state_backend,
 )
+from mcp_server_web.server.contract import SERVER_ICON
 from mcp_server_web.server.http_request import HTTP_REQUEST_TOOL
 from mcp_server_web.server.middleware import ConcurrencyLimit, ToolSelection
 from mcp_server_web.server.prompts import PROMPTS
@@ -169,7 +170,7 @@ def build_server(
                     await state.aclose()
 
     # In this order in tools/list.
-    registered = [spec.to_tool() for spec in TOOLS if spec.name in settings.tools]
+    registered = [spec.to_tool(settings) for spec in TOOLS if spec.name in settings.tools]
     # A prompt takes a tool's path, so it is offered only with that tool.
     prompts = [spec for spec in PROMPTS if spec.tool in settings.tools]
 
@@ -178,6 +179,7 @@ def build_server(
         title="Web search and fetch",
         version=__version__,
         instructions=INSTRUCTIONS,
+        icons=[SERVER_ICON],
         tools=registered,
         lifespan=lifespan,
         middleware=[

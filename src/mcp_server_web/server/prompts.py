@@ -47,8 +47,9 @@ from mcp_types import (
 from mcp_server_web.errors import WebToolError
 from mcp_server_web.fetch import MAX_URL_LENGTH
 from mcp_server_web.server.boundary import one_line
+from mcp_server_web.server.failures import INTERNAL_ERROR_TEXT, error_text
 from mcp_server_web.server.services import Services
-from mcp_server_web.server.tools import INTERNAL_ERROR_TEXT, WEB_FETCH_TOOL, Progress, error_text, read_page
+from mcp_server_web.server.tools import WEB_FETCH_TOOL, Progress, read_page
 
 logger = logging.getLogger(__name__)
 
@@ -144,6 +145,14 @@ class PromptHandlers:
                 INVALID_PARAMS, f"Unknown prompt: {one_line(params.name, 100)!r}; this server has: {known}."
             )
         arguments = params.arguments or {}
+        taken = [argument.name for argument in spec.prompt.arguments or ()]
+        unknown = [name for name in arguments if name not in taken]
+        if unknown:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"Prompt {spec.name!r} has no argument named "
+                f"{', '.join(repr(one_line(name, 60)) for name in unknown)}; it takes: {', '.join(taken)}.",
+            )
         missing = [name for name in spec.required() if not arguments.get(name, "").strip()]
         if missing:
             raise MCPError(

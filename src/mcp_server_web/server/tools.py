@@ -1,7 +1,9 @@
-"""Tool functions: validate arguments, call the domain, shape text and structured output.
+"""Tool bodies: each takes its validated input model (server/contract/), calls the domain, and
+shapes the text and the structured output.
 
-Every failure becomes an MCP tool error (isError) whose text starts with a stable code; nothing
-raises into the protocol and no stack trace reaches the client.
+Every failure becomes an MCP tool error (isError) whose text starts with a stable code
+(server/failures.py, applied to every tool by toolspec.py); nothing raises into the protocol and
+no stack trace reaches the client.
 
 Text from the web (a page, search results) reaches the model fenced (see server/boundary.py);
 what we write ourselves around it (headers, notes, the continuation line) stays outside.
@@ -10,103 +12,56 @@ what we write ourselves around it (headers, notes, the continuation line) stays 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
-from functools import wraps
-from typing import Annotated, Any, ParamSpec, Protocol
+from typing import Annotated, Any, Protocol
 
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 
-from mcp_server_web.config import KNOWN_PROVIDERS
-from mcp_server_web.errors import InvalidArgument, InvalidURL, WebToolError
+from mcp_server_web.config import Settings
+from mcp_server_web.errors import InvalidArgument
 from mcp_server_web.fetch import (
     MAX_URL_LENGTH,
-    OUTPUT_FORMATS,
-    RENDER_MODES,
-    SNAPSHOT_LENGTH,
     Document,
     OutlineEntry,
     OutputFormat,
     Passage,
     RenderMode,
 )
-from mcp_server_web.providers import PAGE_LIMIT, TIME_RANGES, TOPICS, SearchQuery, SearchResult
-from mcp_server_web.server.advice import advised
-from mcp_server_web.server.arguments import as_bool, as_choice, as_code, as_domains, as_int, as_text
+from mcp_server_web.providers import SearchQuery, SearchResult
 from mcp_server_web.server.boundary import fence, one_line
-from mcp_server_web.server.page_facts import facts_line, page_facts
-from mcp_server_web.server.reading import READ_LIMIT, Read, read_results
-from mcp_server_web.server.schemas import (
+from mcp_server_web.server.contract import (
+    FETCH_ICON,
     FETCH_MAX_LENGTH_DEFAULT,
-    FETCH_MAX_LENGTH_LIMIT,
-    FETCH_QUERY_MAX_LENGTH,
-    SEARCH_MAX_RESULTS_DEFAULT,
-    SEARCH_MAX_RESULTS_LIMIT,
-    SEARCH_QUERY_MAX_LENGTH,
+    SEARCH_ICON,
     SNIPPET_LIMIT,
     TITLE_LIMIT,
-    WEB_FETCH_DESCRIPTION,
-    WEB_FETCH_INPUT_SCHEMA,
     WEB_SEARCH_DESCRIPTION,
-    WEB_SEARCH_INPUT_SCHEMA,
     AttemptOut,
     ContentError,
     OutlineEntryOut,
     PassageOut,
     SearchResultOut,
+    WebFetchInput,
     WebFetchOutput,
+    WebSearchInput,
     WebSearchOutput,
+    web_fetch_description,
 )
+from mcp_server_web.server.page_facts import facts_line, page_facts
+from mcp_server_web.server.reading import Read, read_results
 from mcp_server_web.server.services import Services
 from mcp_server_web.server.toolspec import ToolSpec
 
 logger = logging.getLogger(__name__)
-P = ParamSpec("P")
 ToolContext = Context[Services, Any]
 """What a tool receives as its context: the lifespan context is the server's Services."""
 
-ERROR_TEXT_LIMIT = 1000
-"""Most characters of an error's text. Errors are not fenced, yet some quote remote text (a
-robots.txt rule, a provider's error message, a content type): kept to one bounded line, such a
-quote cannot pass for a block of text of its own."""
 NOTE_LIMIT = 500
-"""Most characters of one conversion note, for the same reason: a note can name something the
-page chose (the id of a script its text was recovered from)."""
-
-
-INTERNAL_ERROR_TEXT = "internal_error: the {what} failed unexpectedly; the server log has the details."
-
-
-def error_text(error: WebToolError) -> str:
-    """An error as the client reads it: its code, its sentence, and the operator's way out."""
-    return one_line(advised(error), ERROR_TEXT_LIMIT)
-
-
-def error_result(error: WebToolError) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=error_text(error))], is_error=True)
-
-
-def reports_errors(tool: Callable[P, Awaitable[CallToolResult]]) -> Callable[P, Awaitable[CallToolResult]]:
-    """Turn every failure of a tool into an isError result with a stable code."""
-
-    @wraps(tool)
-    async def run(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
-        try:
-            return await tool(*args, **kwargs)
-        except WebToolError as error:
-            logger.info("%s failed: %s", tool.__name__, error)
-            return error_result(error)
-        except Exception:
-            # The details stay in the server log; the client gets a stable code and a sentence.
-            logger.exception("%s crashed", tool.__name__)
-            return CallToolResult(
-                content=[TextContent(type="text", text=INTERNAL_ERROR_TEXT.format(what="tool"))],
-                is_error=True,
-            )
-
-    return run
+"""Most characters of one conversion note, kept to one bounded line (errors are, too:
+failures.ERROR_TEXT_LIMIT): a note can name something the page chose (the id of a script its
+text was recovered from)."""
 
 
 class PageSlice(Protocol):
@@ -144,68 +99,29 @@ def continuation_footer(page: PageSlice, snapshot: str | None = None) -> str:
     )
 
 
-_SNAPSHOT = re.compile(f"[0-9a-f]{{{SNAPSHOT_LENGTH}}}")
-
-
-def as_snapshot(value: Any) -> str | None:
-    """The snapshot id a caller passed back, lower-cased; None when absent or empty."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, str) and _SNAPSHOT.fullmatch(value.strip().lower()):
-        return value.strip().lower()
-    shown = value[:40] if isinstance(value, str) else value
-    raise InvalidArgument(
-        f"snapshot must be the {SNAPSHOT_LENGTH} hex digits a previous web_fetch answer gave, not {shown!r}."
-    )
-
-
 def services_of(ctx: ToolContext) -> Services:
     return ctx.request_context.lifespan_context
 
 
-@reports_errors
 async def web_search(
-    query: Any = None,
-    max_results: Any = None,
-    topic: Any = None,
-    time_range: Any = None,
-    include_domains: Any = None,
-    exclude_domains: Any = None,
-    provider: Any = None,
-    read: Any = None,
-    country: Any = None,
-    language: Any = None,
-    page: Any = None,
-    *,
-    ctx: ToolContext,
+    arguments: WebSearchInput, *, ctx: ToolContext
 ) -> Annotated[CallToolResult, WebSearchOutput]:
     services = services_of(ctx)
     search_query = SearchQuery(
-        query=as_text(query, "query", max_length=SEARCH_QUERY_MAX_LENGTH),
-        max_results=as_int(
-            max_results,
-            "max_results",
-            default=SEARCH_MAX_RESULTS_DEFAULT,
-            minimum=1,
-            maximum=SEARCH_MAX_RESULTS_LIMIT,
-        ),
-        topic=as_choice(topic, "topic", choices=TOPICS, default="general"),
-        time_range=None
-        if time_range in (None, "")
-        else as_choice(time_range, "time_range", choices=TIME_RANGES, default="week"),
-        include_domains=as_domains(include_domains, "include_domains"),
-        exclude_domains=as_domains(exclude_domains, "exclude_domains"),
-        country=as_code(country, "country", standard="ISO 3166-1 alpha-2 country", upper=True),
-        language=as_code(language, "language", standard="ISO 639-1 language", upper=False),
-        page=as_int(page, "page", default=1, minimum=1, maximum=PAGE_LIMIT),
+        query=arguments.query,
+        max_results=arguments.max_results,
+        topic=arguments.topic,
+        time_range=arguments.time_range,
+        include_domains=arguments.include_domains,
+        exclude_domains=arguments.exclude_domains,
+        country=arguments.country,
+        language=arguments.language,
+        page=arguments.page,
         safesearch=services.settings.safesearch,
+        published_after=arguments.published_after,
+        published_before=arguments.published_before,
     )
-    pin = (
-        None
-        if provider in (None, "")
-        else as_choice(provider, "provider", choices=KNOWN_PROVIDERS, default="")
-    )
-    reading = as_int(read, "read", default=0, minimum=0, maximum=READ_LIMIT)
+    pin, reading = arguments.provider, arguments.read
     if reading and "web_fetch" not in services.settings.tools:
         raise InvalidArgument(
             "read reads pages the way web_fetch does, and this server does not offer web_fetch: "
@@ -248,9 +164,21 @@ async def web_search(
             ]
         }
     )
+    # A client that reads only structuredContent hands this JSON to its model: a page's text
+    # there is web text, so it carries a fence of its own, as the listing in the text does.
+    fenced = output.model_copy(
+        update={
+            "results": [
+                result
+                if result.content is None
+                else result.model_copy(update={"content": fence(result.content, source=result.url)})
+                for result in output.results
+            ]
+        }
+    )
     return CallToolResult(
         content=[TextContent(type="text", text=render_search_answer(as_sent))],
-        structured_content=output.model_dump(mode="json"),
+        structured_content=fenced.model_dump(mode="json"),
     )
 
 
@@ -322,79 +250,30 @@ def render_search_answer(answer: WebSearchOutput) -> str:
     return "\n".join(lines)
 
 
-@reports_errors
 async def web_fetch(
-    url: Any = None,
-    format: Any = None,
-    start_index: Any = None,
-    max_length: Any = None,
-    main_content: Any = None,
-    refresh: Any = None,
-    snapshot: Any = None,
-    render: Any = None,
-    query: Any = None,
-    outline: Any = None,
-    *,
-    ctx: ToolContext,
+    arguments: WebFetchInput, *, ctx: ToolContext
 ) -> Annotated[CallToolResult, WebFetchOutput]:
-    if not isinstance(url, str) or not url.strip():
-        raise InvalidURL("url is required: pass the http or https address of the page to fetch.")
-    output_format = as_choice(format, "format", choices=OUTPUT_FORMATS, default="markdown")
-    start = as_int(start_index, "start_index", default=0, minimum=0)
-    # 0 (or less) from a model means "no limit" or a slip; a one-character page serves neither.
-    length = (
-        as_int(
-            max_length,
-            "max_length",
-            default=FETCH_MAX_LENGTH_DEFAULT,
-            minimum=0,
-            maximum=FETCH_MAX_LENGTH_LIMIT,
-        )
-        or FETCH_MAX_LENGTH_DEFAULT
-    )
-    main = as_bool(main_content, "main_content", default=True)
-    fresh = as_bool(refresh, "refresh", default=False)
-    version = as_snapshot(snapshot)
-    rendering = as_choice(render, "render", choices=RENDER_MODES, default="auto")
-    question = as_query(query)
-    headings_only = as_bool(outline, "outline", default=False)
-    if question is not None and headings_only:
-        raise InvalidArgument("query and outline=true ask for different answers: pass one or the other.")
-    if start and (question is not None or headings_only):
-        raise InvalidArgument(
-            f"{'query' if question is not None else 'outline'} works on the whole document, so start_index "
-            "does not apply: leave start_index out, or leave "
-            f"{'query' if question is not None else 'outline'} out to read from start_index."
-        )
-
     async def progress(fraction: float, message: str) -> None:
         await ctx.report_progress(fraction, 1.0, message)
 
     text, output = await read_page(
         services_of(ctx),
-        url,
-        output_format=output_format,
-        main_content=main,
-        start_index=start,
-        max_length=length,
-        refresh=fresh,
-        snapshot=version,
-        render=rendering,
-        query=question,
-        outline=headings_only,
+        arguments.url,
+        output_format=arguments.format,
+        main_content=arguments.main_content,
+        start_index=arguments.start_index,
+        max_length=arguments.max_length,
+        refresh=arguments.refresh,
+        snapshot=arguments.snapshot,
+        render=arguments.render,
+        query=arguments.query,
+        outline=arguments.outline,
         progress=progress,
     )
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structured_content=output.model_dump(mode="json"),
     )
-
-
-def as_query(value: Any) -> str | None:
-    """The query a caller passed, stripped; None when absent or blank (a plain read)."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    return as_text(value, "query", max_length=FETCH_QUERY_MAX_LENGTH)
 
 
 Progress = Callable[[float, str], Awaitable[None]]
@@ -446,6 +325,7 @@ async def read_page(
         returned = sum(passage.length for passage in passages)
         return text, output.model_copy(
             update={
+                **_content(body, footer),
                 "next_start_index": None,
                 "truncated": returned < document.total_length,
                 "passages": [
@@ -469,6 +349,7 @@ async def read_page(
         output = _fetch_output(document, result.cached, page)
         return text, output.model_copy(
             update={
+                **_content(body, footer),
                 "next_start_index": None,
                 "truncated": False,
                 "outline": [
@@ -489,8 +370,15 @@ async def read_page(
     # offsets, are the document's own.
     byline = facts_line(document.metadata) if page.start_index == 0 else ""
     shown = f"{byline}\n\n{page.text}" if byline else page.text
-    text = "\n\n".join([fence(shown, source=document.final_url), *notes, *([footer] if footer else [])])
-    return text, _fetch_output(document, result.cached, page)
+    body = fence(shown, source=document.final_url)
+    text = "\n\n".join([body, *notes, *([footer] if footer else [])])
+    return text, _fetch_output(document, result.cached, page).model_copy(update={"content": body})
+
+
+def _content(body: str, footer: str) -> dict[str, str | None]:
+    """The structured content of passages or an outline: the fenced body exactly as the text has
+    it; without one (nothing matched, no headings), the sentence the text gives instead."""
+    return {"content": body, "content_note": None} if body else {"content": None, "content_note": footer}
 
 
 def _fetch_output(document: Document, cached: bool, page: PageSlice) -> WebFetchOutput:
@@ -591,17 +479,25 @@ def outline_text(
     return fence(listing, source=source), footer
 
 
+def _web_fetch_description(settings: Settings) -> str:
+    return web_fetch_description(settings.cache_ttl)
+
+
 WEB_SEARCH_TOOL = ToolSpec(
     fn=web_search,
     name="web_search",
     title="Search the web",
     description=WEB_SEARCH_DESCRIPTION,
-    input_schema=WEB_SEARCH_INPUT_SCHEMA,
+    input_model=WebSearchInput,
+    output_model=WebSearchOutput,
+    icon=SEARCH_ICON,
 )
 WEB_FETCH_TOOL = ToolSpec(
     fn=web_fetch,
     name="web_fetch",
     title="Fetch a web page",
-    description=WEB_FETCH_DESCRIPTION,
-    input_schema=WEB_FETCH_INPUT_SCHEMA,
+    description=_web_fetch_description,
+    input_model=WebFetchInput,
+    output_model=WebFetchOutput,
+    icon=FETCH_ICON,
 )

@@ -10,8 +10,6 @@ from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from mcp_server_web.fetch import (
     ContentKind,
     FetchResponse,
@@ -20,9 +18,8 @@ from mcp_server_web.fetch import (
     describe_size,
 )
 from mcp_server_web.server.boundary import fence, one_line
+from mcp_server_web.server.contract import TEXT_LIMIT, HttpRequestOutput
 
-TEXT_LIMIT = 100_000
-"""Most characters of body shown in the text content."""
 HEADER_VALUE_LIMIT = 8192
 """Most characters of one response header value kept (the whole header block is at most 100 KB)."""
 # Response headers worth a line in the text: what an API client usually needs to act on
@@ -39,25 +36,6 @@ _KEY_HEADERS = (
 )
 _RATE_LIMIT_HEADER = re.compile(r"^(x-)?ratelimit-", re.I)
 _BACKTICKS = re.compile(r"`{3,}")
-
-
-class HttpRequestOutput(BaseModel):
-    """Structured result of http_request (the text content shows the same, for reading)."""
-
-    status: int = Field(description="HTTP status of the final response (4xx/5xx are results too).")
-    headers: dict[str, str] = Field(
-        description="Response headers, names lower-cased, repeated headers joined with ', '."
-    )
-    body: Any = Field(
-        default=None,
-        description=(
-            "The body: the parsed value for JSON, the decoded text for text; null for HEAD, an "
-            "empty body, or a binary body (not shown)."
-        ),
-    )
-    final_url: str = Field(description="The URL that answered, after redirects.")
-    content_type: str = Field(description="Media type of the response, without parameters.")
-    truncated: bool = Field(description="True when the body was cut at the size limit.")
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""http_request's arguments, coerced leniently: a model's "GET" in any case, headers as an
-object or a list of pairs, params, a body or a JSON value; clear errors for what cannot be used."""
+"""http_request's lenient argument rules (its input model, http_request.py, applies them): headers
+and params as an object (or a JSON object in a string), a body or a JSON value; clear errors for
+what cannot be used."""
 
 from __future__ import annotations
 
@@ -7,31 +8,21 @@ import contextlib
 import json
 import math
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Literal
 from urllib.parse import urlencode
 
-from mcp_server_web.errors import InvalidArgument, InvalidURL
-from mcp_server_web.fetch import (
-    CONTROLLED_HEADERS,
-    describe_size,
-    parse_url,
-)
-from mcp_server_web.server.arguments import shown
+from mcp_server_web.errors import InvalidArgument
+from mcp_server_web.fetch import describe_size, parse_url
+from mcp_server_web.server.contract.lenient import json_kind, shown
 
-HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+HttpMethod = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
+HTTP_METHODS: tuple[HttpMethod, ...] = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 REQUEST_BODY_LIMIT = 1024 * 1024
 """Most request body bytes sent: a model does not write megabytes, and a cap bounds a mistake."""
 # RFC 9110 token characters: anything else in a header name is refused by the HTTP stack with
 # a less helpful message, or worse, would let a value smuggle a second header.
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-
-
-def as_method(value: Any) -> str:
-    if value is None:
-        return "GET"
-    if isinstance(value, str) and value.strip().upper() in HTTP_METHODS:
-        return value.strip().upper()
-    raise InvalidArgument(f"method must be one of {', '.join(HTTP_METHODS)}; got {shown(value)}.")
 
 
 def _as_object(value: Any, name: str) -> dict[str, Any]:
@@ -42,7 +33,7 @@ def _as_object(value: Any, name: str) -> dict[str, Any]:
         with contextlib.suppress(ValueError, RecursionError):
             value = json.loads(value)
     if not isinstance(value, dict):
-        raise InvalidArgument(f"{name} must be an object of names to values, not {shown(value)}.")
+        raise InvalidArgument(f"{name} must be an object of names to values, got {json_kind(value)}.")
     return value
 
 
@@ -63,10 +54,9 @@ def _scalar_text(value: Any) -> str | None:
     return None
 
 
-def as_headers(value: Any) -> tuple[dict[str, str], list[str]]:
-    """Request headers, and the names that will be ignored because the client controls them."""
+def header_map(value: Any) -> dict[str, str]:
+    """Request headers, each name a token and each value one line of ASCII."""
     headers: dict[str, str] = {}
-    ignored: list[str] = []
     for name, raw in _as_object(value, "headers").items():
         if not isinstance(name, str) or not _HEADER_NAME.match(name):
             raise InvalidArgument(f"headers: {shown(name)} is not a valid header name.")
@@ -80,14 +70,11 @@ def as_headers(value: Any) -> tuple[dict[str, str], list[str]]:
                 f"headers: the value of {name} has non-ASCII characters; percent-encode or "
                 "base64-encode them as the API expects."
             )
-        if name.lower() in CONTROLLED_HEADERS:
-            ignored.append(name)
-            continue
         headers[name] = text
-    return headers, ignored
+    return headers
 
 
-def as_params(value: Any) -> list[tuple[str, str]]:
+def params_pairs(value: Any) -> list[tuple[str, str]]:
     """Query parameters as pairs; a list value repeats the parameter (?tag=a&tag=b)."""
     pairs: list[tuple[str, str]] = []
     for name, raw in _as_object(value, "params").items():
@@ -105,10 +92,8 @@ def as_params(value: Any) -> list[tuple[str, str]]:
     return pairs
 
 
-def with_params(url: Any, params: list[tuple[str, str]]) -> str:
+def with_params(url: str, params: Sequence[tuple[str, str]]) -> str:
     """The URL with params appended to any query it already has (like requests does)."""
-    if not isinstance(url, str) or not url.strip():
-        raise InvalidURL("url is required: pass the http or https address to request.")
     parsed = parse_url(url)  # a clear invalid_url before anything else, and a URL we can extend
     if not params:
         return str(parsed)
