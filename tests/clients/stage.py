@@ -55,9 +55,10 @@ SEARCH_RESULTS = (
 
 
 def page_html() -> str:
-    """The sample article with one section that holds the known sentence."""
+    """The sample article, about as long as one default page (8,000 characters), with one
+    section that holds the known sentence."""
     section = f"<h2>Herons at the weir</h2>\n<p>{KNOWN_SENTENCE}</p>\n<h2>Erosion</h2>"
-    return article_html().replace("<h2>Erosion</h2>", section, 1)
+    return article_html(paragraphs=30).replace("<h2>Erosion</h2>", section, 1)
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,9 @@ def staged() -> Iterator[Stage]:
         yield Stage(origin, tavily, page_url, origin.url("/gone"))  # type: ignore[arg-type]
 
 
-def start_driver(python: Path, driver: str, args: Sequence[str], plan: dict[str, Any]) -> subprocess.Popen[str]:
+def start_driver(
+    python: Path, driver: str, args: Sequence[str], plan: dict[str, Any]
+) -> subprocess.Popen[str]:
     with tempfile.TemporaryFile("w+") as stdin:
         json.dump(plan, stdin)
         stdin.seek(0)

@@ -22,7 +22,12 @@ async def drive(plan: dict[str, Any]) -> dict[str, Any]:
         calls: dict[str, Any] = {}
         for call in plan["calls"]:
             message = await tools[call["tool"]].ainvoke(
-                {"type": "tool_call", "id": f"call_{call['label']}", "name": call["tool"], "args": call["arguments"]}
+                {
+                    "type": "tool_call",
+                    "id": f"call_{call['label']}",
+                    "name": call["tool"],
+                    "args": call["arguments"],
+                }
             )
             calls[call["label"]] = {"to_model": text_parts(message.content), "status": message.status}
     return {"tools": sorted(tools), "calls": calls}

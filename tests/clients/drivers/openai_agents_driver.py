@@ -26,8 +26,12 @@ class ScriptedModel(Model):
         self.call: dict[str, Any] = {}
         self.seen: dict[str, Any] = {}
 
-    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
-        outputs = [item for item in input if isinstance(item, dict) and item.get("type") == "function_call_output"]
+    async def get_response(
+        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+    ) -> ModelResponse:
+        outputs = [
+            item for item in input if isinstance(item, dict) and item.get("type") == "function_call_output"
+        ]
         if outputs:
             output = outputs[-1]["output"]
             self.seen = {"to_model": text_parts(output), "raw_type": type(output).__name__}

@@ -1,0 +1,34 @@
+"""One run of every client driver against one stage, shared by the tests that read it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.clients.stage import CLIENT_MODES, Stage, client_python, finish_driver, staged, start_driver
+
+log = logging.getLogger(__name__)
+
+
+@pytest.fixture(scope="session")
+def stage() -> Iterator[Stage]:
+    with staged() as made:
+        yield made
+
+
+@pytest.fixture(scope="session")
+def reports(stage: Stage) -> dict[str, dict[str, Any]]:
+    """Each client mode's report, its drivers run at once (each starts our server once and makes
+    every call on it). A missing venv leaves that mode out, and its tests skip or fail."""
+    plan = stage.plan()
+    started = {}
+    for mode in CLIENT_MODES:
+        try:
+            python = client_python(mode.group)
+        except pytest.skip.Exception:
+            continue
+        started[mode.id] = start_driver(python, mode.driver, mode.args, plan)
+    return {name: finish_driver(process, name) for name, process in started.items()}
