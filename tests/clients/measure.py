@@ -51,7 +51,7 @@ def rows(reports: dict[str, dict[str, Any]]) -> list[Row]:
     texts = {
         f"{mode.id}/{label}": reports[mode.id]["calls"][label]["to_model"]
         for mode in CLIENT_MODES
-        if mode.id in reports
+        if "calls" in reports.get(mode.id, {})
         for label in LABELS
     }
     tokens = run_driver(client_python("clients-tokens"), "count_tokens.py", {"texts": texts})
@@ -63,7 +63,7 @@ def rows(reports: dict[str, dict[str, Any]]) -> list[Row]:
             {label: tokens[f"{mode.id}/{label}"] for label in LABELS},
         )
         for mode in CLIENT_MODES
-        if mode.id in reports
+        if "calls" in reports.get(mode.id, {})
     ]
 
 

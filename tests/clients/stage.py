@@ -28,7 +28,7 @@ from tests.support.samples import article_html
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_VENVS = ROOT / ".clients"
 DRIVERS = Path(__file__).resolve().parent / "drivers"
-DRIVER_PATIENCE = 120.0
+DRIVER_PATIENCE = 100.0
 """Seconds a driver run may take at most: a framework that hangs fails its test instead of the
 whole session (a run takes a few seconds, most of them starting Python twice)."""
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,7 +19,14 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from mcp_server_web.server.app import build_server
-from tests.clients.stage import SEARCH_QUERY, SEARCH_RESULTS, Stage, client_python, run_driver
+from tests.clients.stage import (
+    SEARCH_QUERY,
+    SEARCH_RESULTS,
+    Stage,
+    client_python,
+    finish_driver,
+    start_driver,
+)
 from tests.server.conftest import fenced_text, make_settings, text_of
 
 CONVERTERS = {
@@ -48,17 +54,17 @@ def listed(stage: Stage) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def converted(listed: dict[str, dict[str, Any]]) -> Iterator[dict[str, dict[str, Any]]]:
-    """Each converter's output for each tool, as a JSON Schema a validator can hold a call to."""
+def converted(listed: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each converter's output for each tool, both converters run at once."""
     plan = {"tools": list(listed.values())}
-    results: dict[str, dict[str, Any]] = {}
+    started = {}
     for name, (group, driver) in CONVERTERS.items():
         try:
             python = client_python(group)
         except pytest.skip.Exception:
             continue
-        results[name] = run_driver(python, driver, plan)
-    yield results
+        started[name] = start_driver(python, driver, (), plan)
+    return {name: finish_driver(process, name) for name, process in started.items()}
 
 
 def as_json_schema(name: str, output: dict[str, Any]) -> dict[str, Any]:

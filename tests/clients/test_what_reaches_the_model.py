@@ -20,7 +20,9 @@ MODES = [pytest.param(mode, id=mode.id) for mode in CLIENT_MODES]
 
 def to_model(reports: dict[str, dict[str, Any]], mode: ClientMode, label: str) -> str:
     client_python(mode.group)  # skips (or fails under MCP_WEB_REQUIRE_CLIENTS=1) without the venv
-    text: str = reports[mode.id]["calls"][label]["to_model"]
+    report = reports[mode.id]
+    assert "failed" not in report, report.get("failed")
+    text: str = report["calls"][label]["to_model"]
     log.info(
         "%s %s: %d characters (~%d tokens at 4 characters a token)", mode.id, label, len(text), len(text) // 4
     )
