@@ -1,7 +1,8 @@
 """pydantic-ai: an Agent with the server as its MCP toolset and a FunctionModel standing in for
 the model. The model asks for one tool call; on its next turn it reads the part the agent built
-from the result (a ToolReturnPart, or a RetryPromptPart for an error) and records what a model
-API is sent for it: `model_response_str()` / `model_response()`."""
+from the result and records what a model API is sent for it: a ToolReturnPart's
+`model_response_str()` (an error is one whose outcome is "retried", its text wrapped as
+{"error": ...}), or, should a version build one, a RetryPromptPart's `model_response()`."""
 
 from __future__ import annotations
 
@@ -36,7 +37,11 @@ class ScriptedModel:
         if isinstance(last, ModelRequest):
             for part in last.parts:
                 if isinstance(part, ToolReturnPart):
-                    self.seen = {"to_model": part.model_response_str(), "part": "ToolReturnPart"}
+                    self.seen = {
+                        "to_model": part.model_response_str(),
+                        "part": "ToolReturnPart",
+                        "outcome": getattr(part, "outcome", None),
+                    }
                     return ModelResponse(parts=[TextPart("done")])
                 if isinstance(part, RetryPromptPart):
                     self.seen = {"to_model": part.model_response(), "part": "RetryPromptPart"}
@@ -48,7 +53,9 @@ class ScriptedModel:
 
 async def drive(plan: dict[str, Any]) -> dict[str, Any]:
     server = plan["server"]
-    toolset = MCPToolset(StdioTransport(command=server["command"], args=server["args"], env=server["env"]))
+    transport = StdioTransport(command=server["command"], args=server["args"], env=server["env"])
+    # Room for a loaded machine: our server starts a Python and imports the SDK before it answers.
+    toolset = MCPToolset(transport, init_timeout=60)
     model = ScriptedModel()
     agent = Agent(FunctionModel(model.respond), toolsets=[toolset])
     calls: dict[str, Any] = {}
