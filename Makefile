@@ -52,4 +52,4 @@ conformance:
 	scripts/install-conformance
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .inspector .conformance/node_modules
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .inspector .conformance/node_modules .clients
