@@ -39,6 +39,7 @@ from mcp_server_web.fetch.doc.html_tree import (
     text_chars,
 )
 from mcp_server_web.fetch.doc.render import render_element
+from mcp_server_web.fetch.doc.sections import drop_emptied_headings, headings_with_content
 from mcp_server_web.fetch.doc.selection import VOTE, Selection, page_kinds, select
 from mcp_server_web.fetch.types import OutputFormat
 
@@ -217,9 +218,11 @@ def _keep_main_content(root: lxml.html.HtmlElement, url: str) -> _Reading:
         prose=prose_before,
     )
     if reading.kept_any:
+        full = headings_with_content(body_of(root))
         prune(segmentation.blocks, selection.kept)
         for element in _HIDDEN_ELEMENTS(root):
             del element.attrib[HIDDEN]
+        drop_emptied_headings(body_of(root), full)
     return reading
 
 
