@@ -38,8 +38,9 @@ from mcp_server_web.fetch.doc.html_tree import (
     rough_chars,
     text_chars,
 )
+from mcp_server_web.fetch.doc.posts import BYLINE, POST, mark_posts
 from mcp_server_web.fetch.doc.render import render_element
-from mcp_server_web.fetch.doc.sections import drop_emptied_headings, headings_with_content
+from mcp_server_web.fetch.doc.sections import drop_emptied_headings, section_words
 from mcp_server_web.fetch.doc.selection import VOTE, Selection, page_kinds, select
 from mcp_server_web.fetch.types import OutputFormat
 
@@ -78,6 +79,7 @@ _HIDDEN_ELEMENTS = etree.XPath(f"//*[@{HIDDEN}]")
 _LANDMARK = "data-landmark-number"
 """Numbers the page-level landmarks (_LANDMARKS) in the tree as parsed and in its copy."""
 _NUMBERED_LANDMARKS = etree.XPath(f"//*[@{_LANDMARK}]")
+_POST_MARKS = etree.XPath(f"//*[@{BYLINE} or @{POST}]")
 _OUTER_HIDDEN = etree.XPath(f".//*[@{HIDDEN} and not(ancestor::*[@{HIDDEN}])]")
 
 
@@ -218,11 +220,14 @@ def _keep_main_content(root: lxml.html.HtmlElement, url: str) -> _Reading:
         prose=prose_before,
     )
     if reading.kept_any:
-        full = headings_with_content(body_of(root))
+        sections = section_words(body_of(root))
         prune(segmentation.blocks, selection.kept)
         for element in _HIDDEN_ELEMENTS(root):
             del element.attrib[HIDDEN]
-        drop_emptied_headings(body_of(root), full)
+        for element in _POST_MARKS(root):
+            element.attrib.pop(BYLINE, None)
+            element.attrib.pop(POST, None)
+        drop_emptied_headings(body_of(root), sections)
     return reading
 
 
@@ -260,6 +265,8 @@ def _choose(
     # readability first: trafilatura is handed its result (see _shared_readability).
     readability_text = _readability_text(root)
     trafilatura_text = _trafilatura_text(raw, url)
+    # After the extractors read the page: the bylines are ours, not the page's text to vote on.
+    mark_posts(body_of(root), kinds)
     segmentation = segment(body_of(root))
     votes = (coverage(segmentation, readability_text), coverage(segmentation, trafilatura_text))
     mains = _MAIN_ELEMENTS(root)

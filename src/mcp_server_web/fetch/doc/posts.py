@@ -1,0 +1,267 @@
+"""The posts of a thread: who wrote each one and when, written with it, and not its counters.
+
+Forum and Q&A engines (Discourse, phpBB, vBulletin, XenForo, Stack Exchange, GitHub issues,
+comment sections) set each post's author and date in a header of links, icons and layout, which
+the main content either drops (it is not prose) or keeps as it is ("amondale (Amondale)",
+"November 8, 2024, 7:33pm", "1" on three lines; "Post by amondale » 08. Nov 2024"), with "3 Likes"
+after the text. Here each post of a thread gets one line before its text instead,
+``**author** · date``: the author as the page names them, the date as the page shows it when that
+holds a year, else from its machine-readable form (``<time datetime>``), and the header they came
+from goes when it held little else. Counters ("3 Likes", "12 replies") go.
+
+A post is an element typed as one in schema.org microdata (DiscussionForumPosting, Comment,
+Answer...) or named like one ("post", "message", "comment", "answer"...), that holds a date and,
+near it, an author. A page is a thread when it has at least two such posts and does not say it is
+an article (a blog post's byline is the page's, not a post's). The line is an element of its own,
+marked with BYLINE, which the selection keeps whenever it keeps anything of its post (POST).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from itertools import islice
+
+import lxml.html
+from lxml import etree
+
+from mcp_server_web.fetch.doc.html_tree import collapse
+
+BYLINE = "data-byline"
+"""Marks the line written for a post; its value is the number of the post (POST)."""
+POST = "data-post"
+"""Marks a post's element; its value is the post's number."""
+
+MIN_POSTS = 2
+MAX_POSTS = 500
+"""A thread has at least MIN_POSTS posts; past MAX_POSTS candidates the rest are left as they are
+(each costs a bounded look at its first elements, SCAN, and at most AUTHOR_LEVELS more)."""
+SCAN = 400
+"""The elements of a post looked at for its author and date: they head the post (or close it,
+on Stack Exchange), never thousands of elements into it."""
+AUTHOR_LEVELS = 6
+"""The author is looked for in at most this many elements around the date, widening."""
+MAX_AUTHOR_CHARS = 80
+MAX_DATE_CHARS = 60
+MAX_HEADER_LEFT = 4
+"""The header an author and date came from goes when it holds at most this many other words
+("Post by", a post number); else only they go."""
+
+_POST_TYPES = frozenset(
+    {"DiscussionForumPosting", "Comment", "Answer", "Question", "SocialMediaPosting", "Message"}
+)
+_POST_WORDS = frozenset(
+    {"post", "message", "comment", "answer", "question", "postbit", "postcontainer", "reply", "tweet"}
+)
+_AUTHOR_PROPS = frozenset({"author", "creator"})
+_AUTHOR_WORDS = frozenset({"author", "username", "poster", "creator", "postauthor", "byline", "usr"})
+_DATE_PROPS = frozenset({"datePublished", "dateCreated", "uploadDate"})
+_DATE_TAGS = frozenset({"time", "relative-time", "local-time", "time-ago"})
+_DATE_WORDS = frozenset(
+    {"date", "time", "timestamp", "datetime", "relativetime", "published", "posted", "postdate", "dateline"}
+)
+_PROFILE_HREF = re.compile(
+    r"(?:/u/|/users?/|/members?/|/profile/|/profiles/|memberlist\.php\?[^#]*viewprofile|member\.php\?)", re.I
+)
+_NAME_SPLIT = re.compile(r"[-_\s:/.]+|(?<=[a-z])(?=[A-Z])")
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b|'\d\d\b")
+_ISO = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}))?")
+_DIGIT = re.compile(r"\d")
+_WORD = re.compile(r"[^\W_]+")
+_COUNTER = re.compile(
+    r"^(?:[\d.,]+\s*[km]?\s*(?:likes?|replies|reply|views?|votes?|points?|reactions?|upvotes?|"
+    r"downvotes?|thanks|loves?|hearts?|comments?)|(?:likes?|replies|views?|votes?|points?)\s*:?\s*[\d.,]+[km]?)$",
+    re.IGNORECASE,
+)
+
+
+def mark_posts(body: lxml.html.HtmlElement, kinds: frozenset[str]) -> int:
+    """Give each post of a thread in ``body`` its byline and drop its counters, in place; the
+    number of posts given one (0 when the page is not a thread)."""
+    if "article" in kinds:
+        return 0
+    posts: list[tuple[lxml.html.HtmlElement, lxml.html.HtmlElement, lxml.html.HtmlElement]] = []
+    found: set[lxml.html.HtmlElement] = set()
+    # Innermost first (reverse document order), so that a post's search skips the posts in it.
+    candidates = [element for element in body.iter(etree.Element) if _is_post(element)]
+    for post in reversed(candidates[:MAX_POSTS]):
+        date = _first(post, found, _is_date)
+        if date is None:
+            continue
+        author = _author_near(date, post, found)
+        if author is None or not _holds_more(post, found, author, date):
+            continue  # no author, or only a post's header ("post-meta"), not the post
+        found.add(post)
+        posts.append((post, author, date))
+    if len(posts) < MIN_POSTS:
+        return 0
+    for number, (post, author, date) in enumerate(reversed(posts)):
+        post.set(POST, str(number))
+        _write_byline(number, post, author, date)
+        for counter in [element for element in _scan(post, found) if _is_counter(element)]:
+            counter.drop_tree()
+    return len(posts)
+
+
+def _is_post(element: lxml.html.HtmlElement) -> bool:
+    itemtype = element.get("itemtype")
+    if itemtype and itemtype.rstrip("/").rsplit("/", 1)[-1] in _POST_TYPES:
+        return True
+    return _named(element, _POST_WORDS)
+
+
+def _named(element: lxml.html.HtmlElement, words: frozenset[str]) -> bool:
+    names = element.get("class")
+    if not names:
+        return False
+    return any(word.lower() in words for word in _NAME_SPLIT.split(names) if word)
+
+
+def _scan(
+    scope: lxml.html.HtmlElement, skip: set[lxml.html.HtmlElement], limit: int = SCAN
+) -> Iterator[lxml.html.HtmlElement]:
+    """The first ``limit`` elements inside ``scope`` in document order, leaving out those in the
+    posts of ``skip`` (other than ``scope`` itself)."""
+    seen = 0
+    stack = list(reversed(scope))
+    while stack and seen < limit:
+        element = stack.pop()
+        if not isinstance(element.tag, str) or element in skip:
+            continue
+        seen += 1
+        yield element
+        stack.extend(reversed(element))
+
+
+def _first(
+    scope: lxml.html.HtmlElement,
+    skip: set[lxml.html.HtmlElement],
+    test: Callable[[lxml.html.HtmlElement], bool],
+) -> lxml.html.HtmlElement | None:
+    return next((element for element in _scan(scope, skip) if test(element)), None)
+
+
+def _holds_more(
+    post: lxml.html.HtmlElement,
+    skip: set[lxml.html.HtmlElement],
+    author: lxml.html.HtmlElement,
+    date: lxml.html.HtmlElement,
+) -> bool:
+    """Whether ``post`` holds more than MAX_HEADER_LEFT words besides its author and date."""
+    header = len(_WORD.findall(author.text_content())) + len(_WORD.findall(date.text_content()))
+    wanted = MAX_HEADER_LEFT + header
+    words = len(_WORD.findall(post.text or ""))
+    for element in _scan(post, skip):
+        words += len(_WORD.findall(element.text or "")) + len(_WORD.findall(element.tail or ""))
+        if words > wanted:
+            return True
+    return False
+
+
+def _is_date(element: lxml.html.HtmlElement) -> bool:
+    if element.tag in _DATE_TAGS:
+        return bool(element.get("datetime") or _DIGIT.search(element.text_content()))
+    if element.get("itemprop") in _DATE_PROPS:
+        return bool(_DIGIT.search(element.get("content") or element.text_content()))
+    if not _named(element, _DATE_WORDS):
+        return False
+    text = collapse(element.text_content())
+    return bool(_DIGIT.search(text)) and len(text) <= MAX_DATE_CHARS and len(element) <= 3
+
+
+def _author_near(
+    date: lxml.html.HtmlElement, post: lxml.html.HtmlElement, skip: set[lxml.html.HtmlElement]
+) -> lxml.html.HtmlElement | None:
+    """The author named nearest the date: in the smallest element around the date that names one."""
+    around = _ancestors(date, post)
+    for scope in around[:AUTHOR_LEVELS]:
+        author = next(
+            (
+                element
+                for element in _scan(scope, skip)
+                if element is not date and element not in around and _is_author(element)
+            ),
+            None,
+        )
+        if author is not None or scope is post:
+            return author
+    return None
+
+
+def _is_author(element: lxml.html.HtmlElement) -> bool:
+    named = (
+        element.get("itemprop") in _AUTHOR_PROPS
+        or "author" in (element.get("rel") or "").split()
+        or _named(element, _AUTHOR_WORDS)
+        or (element.tag == "a" and _PROFILE_HREF.search(element.get("href") or "") is not None)
+    )
+    if not named:
+        return False
+    name = _author_text(element)
+    return bool(name) and len(name) <= MAX_AUTHOR_CHARS and bool(_WORD.search(name))
+
+
+def _author_text(element: lxml.html.HtmlElement) -> str:
+    """The author as the page names them: the element's text; for an element only named like an
+    author's, the text of the profile link in it when it has one."""
+    if element.get("itemprop") not in _AUTHOR_PROPS and element.tag != "a":
+        link = next((a for a in islice(element.iter("a"), 5) if collapse(a.text_content())), None)
+        if link is not None:
+            return collapse(link.text_content())
+    return collapse(element.text_content())
+
+
+def _date_text(date: lxml.html.HtmlElement) -> str:
+    """The date as the page shows it when that holds a year ("November 8, 2024, 7:33pm"), else
+    its machine-readable form ("2024-11-08 19:33"), else what the page shows ("3 days ago")."""
+    shown = collapse(date.text_content())
+    if shown and _YEAR.search(shown) and len(shown) <= MAX_DATE_CHARS:
+        return shown
+    for value in (date.get("datetime"), date.get("content"), date.get("title")):
+        match = _ISO.match((value or "").strip())
+        if match:
+            return f"{match[1]} {match[2]}" if match[2] else match[1]
+    return shown[:MAX_DATE_CHARS]
+
+
+def _write_byline(
+    number: int, post: lxml.html.HtmlElement, author: lxml.html.HtmlElement, date: lxml.html.HtmlElement
+) -> None:
+    """Put the post's byline where its author and date were, and take them (or their header) out."""
+    name, when = _author_text(author), _date_text(date)
+    byline = lxml.html.Element("p", {BYLINE: str(number)})
+    strong = lxml.html.Element("strong")
+    strong.text = name
+    byline.append(strong)
+    strong.tail = f" · {when}" if when else None
+    around = set(_ancestors(date, post))
+    header = next(a for a in author.iterancestors() if a is post or a in around)
+    left = len(_WORD.findall(header.text_content())) - len(_WORD.findall(author.text_content()))
+    left -= len(_WORD.findall(date.text_content()))
+    if header is not post and left <= MAX_HEADER_LEFT:
+        header.addprevious(byline)
+        header.drop_tree()
+        return
+    for element in (author, date):
+        if element.getparent() is not None:
+            element.drop_tree()
+    if header is post:
+        post.insert(0, byline)
+        byline.tail, post.text = post.text, None
+    else:
+        header.addprevious(byline)
+
+
+def _ancestors(element: lxml.html.HtmlElement, post: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    """The elements around ``element``, innermost first, up to ``post``."""
+    around = []
+    for ancestor in element.iterancestors():
+        around.append(ancestor)
+        if ancestor is post:
+            break
+    return around
+
+
+def _is_counter(element: lxml.html.HtmlElement) -> bool:
+    text = collapse(element.text_content())
+    return len(text) <= 30 and bool(_COUNTER.match(text))
