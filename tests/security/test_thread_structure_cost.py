@@ -7,11 +7,13 @@ CPU time, against a control page of the same size converted in the same test.
 
 from __future__ import annotations
 
+import pytest
+
 from mcp_server_web.fetch.doc.extract import extract_html
 from tests.support.timing import allowance, least_cpu_time
 
 
-def nested_thread(posts: int, depth: int, *, marked: bool = True) -> str:
+def nested_thread(posts: int, depth: int, *, marked: bool = True, names: str = "comment") -> str:
     """``posts`` times ``depth`` nested elements named like posts, each level a candidate whose
     whole subtree an unbounded search would walk, with a date, a profile link, a permalink
     heading and a counter deep inside; unless not ``marked``: the same tree and text, named and
@@ -33,8 +35,20 @@ def nested_thread(posts: int, depth: int, *, marked: bool = True) -> str:
     return f"<html><body><main><h1>Thread</h1>{''.join(units)}</main></body></html>"
 
 
-def test_a_deeply_nested_thread_costs_what_the_same_tree_unmarked_costs() -> None:
-    hostile = nested_thread(posts=100, depth=200)
+@pytest.mark.parametrize(
+    "names",
+    [
+        # Measured: 1.7 s of CPU against 2.5 s for the control (whose boxes all stay); with every
+        # search unbounded (each candidate's whole subtree), 5.0 s against 2.4 s.
+        "comment",
+        # Every level also named like an author and a date, each of whose texts an unbounded
+        # read walks two hundred levels deep: 5.3 s against 2.6 s read whole, 9.0 s with the
+        # element budget but a text read of 64 elements; now 2.2 s against 2.7 s.
+        "comment author date",
+    ],
+)
+def test_a_deeply_nested_thread_costs_what_the_same_tree_unmarked_costs(names: str) -> None:
+    hostile = nested_thread(posts=100, depth=200, names=names)
     control = nested_thread(posts=100, depth=200, marked=False)
     assert len(hostile) > 600_000
 
@@ -43,8 +57,6 @@ def test_a_deeply_nested_thread_costs_what_the_same_tree_unmarked_costs() -> Non
 
     control_cpu = least_cpu_time(lambda: convert(control), runs=2)
     hostile_cpu = least_cpu_time(lambda: convert(hostile), runs=2)
-    # Measured: 1.7 s of CPU for the thread, 2.5 s for the control (whose boxes all stay); with
-    # every search unbounded (each candidate's whole subtree), 5.0 s against 2.4 s.
     assert hostile_cpu <= allowance(1.0, control_cpu, 1.5), (
         f"nested thread {hostile_cpu:.2f} s of CPU, the same tree unmarked {control_cpu:.2f} s"
     )

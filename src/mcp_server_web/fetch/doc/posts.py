@@ -33,14 +33,16 @@ POST = "data-post"
 """Marks a post's element; its value is the post's number."""
 
 MIN_POSTS = 2
-MAX_POSTS = 500
-"""A thread has at least MIN_POSTS posts; past MAX_POSTS candidates the rest are left as they are
-(each costs a bounded look at its first elements, SCAN, and at most AUTHOR_LEVELS more)."""
+BUDGET = 100_000
+"""Elements looked at in all, over all candidates: past it the page's remaining posts are left as
+they are (a thread of 50 posts costs a few thousand elements; nested candidates cost more)."""
 SCAN = 400
 """The elements of a post looked at for its author and date: they head the post (or close it,
 on Stack Exchange), never thousands of elements into it."""
-AUTHOR_LEVELS = 6
+AUTHOR_LEVELS = 12
 """The author is looked for in at most this many elements around the date, widening."""
+TEXT_NODES = 16
+"""The elements read for a short text (an author's name, a date)."""
 MAX_AUTHOR_CHARS = 80
 MAX_DATE_CHARS = 60
 MAX_HEADER_LEFT = 4
@@ -53,6 +55,29 @@ _POST_TYPES = frozenset(
 _POST_WORDS = frozenset(
     {"post", "message", "comment", "answer", "question", "postbit", "postcontainer", "reply", "tweet"}
 )
+_NEVER_POSTS = frozenset({"html", "body", "main"})
+_PART_WORDS = frozenset(
+    {
+        "signature",
+        "meta",
+        "header",
+        "info",
+        "infos",
+        "details",
+        "footer",
+        "actions",
+        "menu",
+        "votes",
+        "body",
+        "layout",
+        "cell",
+    }
+)
+"""Named like a part of a post ("post-signature", "crawler-post-meta", "post-body",
+"post-layout"), not a post."""
+"""Named like a post ("question-page"), but the page, whose thread is inside."""
+_EDITED = re.compile(r"^(?:last\s+)?(?:edited|updated|modified|active)\b", re.IGNORECASE)
+"""A date for when the post was changed, not written (Stack Exchange shows the editor's first)."""
 _AUTHOR_PROPS = frozenset({"author", "creator"})
 _AUTHOR_WORDS = frozenset({"author", "username", "poster", "creator", "postauthor", "byline", "usr"})
 _DATE_PROPS = frozenset({"datePublished", "dateCreated", "uploadDate"})
@@ -81,33 +106,37 @@ def mark_posts(body: lxml.html.HtmlElement, kinds: frozenset[str]) -> int:
     if "article" in kinds:
         return 0
     posts: list[tuple[lxml.html.HtmlElement, lxml.html.HtmlElement, lxml.html.HtmlElement]] = []
-    found: set[lxml.html.HtmlElement] = set()
+    search = _Search()
     # Innermost first (reverse document order), so that a post's search skips the posts in it.
     candidates = [element for element in body.iter(etree.Element) if _is_post(element)]
-    for post in reversed(candidates[:MAX_POSTS]):
-        date = _first(post, found, _is_date)
+    for post in reversed(candidates):
+        if search.left <= 0:
+            break
+        date = _first(post, search, _is_date)
         if date is None:
             continue
-        author = _author_near(date, post, found)
-        if author is None or not _holds_more(post, found, author, date):
+        author = _author_near(date, post, search)
+        if author is None or not _holds_more(post, search, author, date):
             continue  # no author, or only a post's header ("post-meta"), not the post
-        found.add(post)
+        search.found.add(post)
         posts.append((post, author, date))
     if len(posts) < MIN_POSTS:
         return 0
     for number, (post, author, date) in enumerate(reversed(posts)):
         post.set(POST, str(number))
         _write_byline(number, post, author, date)
-        for counter in [element for element in _scan(post, found) if _is_counter(element)]:
+        for counter in [element for element in _scan(post, search) if _is_counter(element)]:
             counter.drop_tree()
     return len(posts)
 
 
 def _is_post(element: lxml.html.HtmlElement) -> bool:
+    if element.tag in _NEVER_POSTS:
+        return False
     itemtype = element.get("itemtype")
     if itemtype and itemtype.rstrip("/").rsplit("/", 1)[-1] in _POST_TYPES:
         return True
-    return _named(element, _POST_WORDS)
+    return _named(element, _POST_WORDS) and not _named(element, _PART_WORDS)
 
 
 def _named(element: lxml.html.HtmlElement, words: frozenset[str]) -> bool:
@@ -117,41 +146,68 @@ def _named(element: lxml.html.HtmlElement, words: frozenset[str]) -> bool:
     return any(word.lower() in words for word in _NAME_SPLIT.split(names) if word)
 
 
-def _scan(
-    scope: lxml.html.HtmlElement, skip: set[lxml.html.HtmlElement], limit: int = SCAN
-) -> Iterator[lxml.html.HtmlElement]:
-    """The first ``limit`` elements inside ``scope`` in document order, leaving out those in the
-    posts of ``skip`` (other than ``scope`` itself)."""
+class _Search:
+    """The posts found so far, and what is left of the BUDGET."""
+
+    def __init__(self) -> None:
+        self.found: set[lxml.html.HtmlElement] = set()
+        self.left = BUDGET
+
+
+def _scan(scope: lxml.html.HtmlElement, search: _Search) -> Iterator[lxml.html.HtmlElement]:
+    """The first SCAN elements inside ``scope`` in document order, leaving out those in the posts
+    found (other than ``scope`` itself), within what is left of the budget."""
     seen = 0
     stack = list(reversed(scope))
-    while stack and seen < limit:
+    while stack and seen < SCAN and search.left > 0:
         element = stack.pop()
-        if not isinstance(element.tag, str) or element in skip:
+        if not isinstance(element.tag, str) or element in search.found:
             continue
         seen += 1
+        search.left -= 1
         yield element
         stack.extend(reversed(element))
 
 
+def _text(element: lxml.html.HtmlElement, limit: int = MAX_AUTHOR_CHARS) -> str:
+    """The element's text, whitespace collapsed, cut after about ``limit`` characters or TEXT_NODES
+    elements: only ever compared with short bounds, it is never read whole (an element named
+    "author" may hold the rest of the page, or a chain of empty elements two hundred deep)."""
+    pieces: list[str] = []
+    length = visits = 0
+    stack: list[tuple[lxml.html.HtmlElement, bool]] = [(element, False)]
+    while stack and visits < TEXT_NODES and length <= 2 * limit:
+        node, closed = stack.pop()
+        piece = (node.tail if node is not element else None) if closed else node.text
+        if piece and (closed or isinstance(node.tag, str)):
+            pieces.append(piece)
+            length += len(piece)
+        if not closed:
+            visits += 1
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node))
+    text = collapse("".join(pieces))
+    if stack and visits >= TEXT_NODES:
+        return text.ljust(limit + 1)  # cut short: longer than any bound it is held to
+    return text[: limit + 1]
+
+
 def _first(
-    scope: lxml.html.HtmlElement,
-    skip: set[lxml.html.HtmlElement],
-    test: Callable[[lxml.html.HtmlElement], bool],
+    scope: lxml.html.HtmlElement, search: _Search, test: Callable[[lxml.html.HtmlElement], bool]
 ) -> lxml.html.HtmlElement | None:
-    return next((element for element in _scan(scope, skip) if test(element)), None)
+    return next((element for element in _scan(scope, search) if test(element)), None)
 
 
 def _holds_more(
     post: lxml.html.HtmlElement,
-    skip: set[lxml.html.HtmlElement],
+    search: _Search,
     author: lxml.html.HtmlElement,
     date: lxml.html.HtmlElement,
 ) -> bool:
     """Whether ``post`` holds more than MAX_HEADER_LEFT words besides its author and date."""
-    header = len(_WORD.findall(author.text_content())) + len(_WORD.findall(date.text_content()))
-    wanted = MAX_HEADER_LEFT + header
+    wanted = MAX_HEADER_LEFT + _words(author) + _words(date)
     words = len(_WORD.findall(post.text or ""))
-    for element in _scan(post, skip):
+    for element in _scan(post, search):
         words += len(_WORD.findall(element.text or "")) + len(_WORD.findall(element.tail or ""))
         if words > wanted:
             return True
@@ -160,17 +216,25 @@ def _holds_more(
 
 def _is_date(element: lxml.html.HtmlElement) -> bool:
     if element.tag in _DATE_TAGS:
-        return bool(element.get("datetime") or _DIGIT.search(element.text_content()))
-    if element.get("itemprop") in _DATE_PROPS:
-        return bool(_DIGIT.search(element.get("content") or element.text_content()))
-    if not _named(element, _DATE_WORDS):
+        dated = bool(element.get("datetime") or _DIGIT.search(_text(element, MAX_DATE_CHARS)))
+    elif element.get("itemprop") in _DATE_PROPS:
+        dated = bool(_DIGIT.search(element.get("content") or _text(element, MAX_DATE_CHARS)))
+    elif len(element) > 3 or any(len(child) for child in element) or not _named(element, _DATE_WORDS):
+        return False  # a date is a line of text, maybe with an icon or a link, not a tree
+    else:
+        text = _text(element, MAX_DATE_CHARS)
+        dated = bool(_DIGIT.search(text)) and len(text) <= MAX_DATE_CHARS
+    if not dated:
         return False
-    text = collapse(element.text_content())
-    return bool(_DIGIT.search(text)) and len(text) <= MAX_DATE_CHARS and len(element) <= 3
+    parent = element.getparent()
+    return not (
+        _EDITED.match(_text(element, MAX_DATE_CHARS))
+        or (parent is not None and _EDITED.match(_text(parent, MAX_DATE_CHARS)))
+    )
 
 
 def _author_near(
-    date: lxml.html.HtmlElement, post: lxml.html.HtmlElement, skip: set[lxml.html.HtmlElement]
+    date: lxml.html.HtmlElement, post: lxml.html.HtmlElement, search: _Search
 ) -> lxml.html.HtmlElement | None:
     """The author named nearest the date: in the smallest element around the date that names one."""
     around = _ancestors(date, post)
@@ -178,7 +242,7 @@ def _author_near(
         author = next(
             (
                 element
-                for element in _scan(scope, skip)
+                for element in _scan(scope, search)
                 if element is not date and element not in around and _is_author(element)
             ),
             None,
@@ -204,17 +268,22 @@ def _is_author(element: lxml.html.HtmlElement) -> bool:
 def _author_text(element: lxml.html.HtmlElement) -> str:
     """The author as the page names them: the element's text; for an element only named like an
     author's, the text of the profile link in it when it has one."""
-    if element.get("itemprop") not in _AUTHOR_PROPS and element.tag != "a":
-        link = next((a for a in islice(element.iter("a"), 5) if collapse(a.text_content())), None)
+    if element.get("itemprop") in _AUTHOR_PROPS:
+        # A schema.org Person holds more than the name (reputation, badges): its name if given.
+        name = next((e for e in islice(element.iterdescendants(), SCAN) if e.get("itemprop") == "name"), None)
+        if name is not None and _text(name):
+            return _text(name)
+    if element.tag != "a":
+        link = next((a for a in islice(element.iter("a"), 5) if _text(a)), None)
         if link is not None:
-            return collapse(link.text_content())
-    return collapse(element.text_content())
+            return _text(link)
+    return _text(element)
 
 
 def _date_text(date: lxml.html.HtmlElement) -> str:
     """The date as the page shows it when that holds a year ("November 8, 2024, 7:33pm"), else
     its machine-readable form ("2024-11-08 19:33"), else what the page shows ("3 days ago")."""
-    shown = collapse(date.text_content())
+    shown = _text(date, MAX_DATE_CHARS)
     if shown and _YEAR.search(shown) and len(shown) <= MAX_DATE_CHARS:
         return shown
     for value in (date.get("datetime"), date.get("content"), date.get("title")):
@@ -236,9 +305,10 @@ def _write_byline(
     strong.tail = f" · {when}" if when else None
     around = set(_ancestors(date, post))
     header = next(a for a in author.iterancestors() if a is post or a in around)
-    left = len(_WORD.findall(header.text_content())) - len(_WORD.findall(author.text_content()))
-    left -= len(_WORD.findall(date.text_content()))
-    if header is not post and left <= MAX_HEADER_LEFT:
+    limit = 2 * MAX_AUTHOR_CHARS + MAX_DATE_CHARS
+    text = _text(header, limit)  # longer: more than an author and a date, and it stays
+    left = len(_WORD.findall(text)) - _words(author) - _words(date)
+    if header is not post and len(text) <= limit and left <= MAX_HEADER_LEFT:
         header.addprevious(byline)
         header.drop_tree()
         return
@@ -263,5 +333,11 @@ def _ancestors(element: lxml.html.HtmlElement, post: lxml.html.HtmlElement) -> l
 
 
 def _is_counter(element: lxml.html.HtmlElement) -> bool:
-    text = collapse(element.text_content())
+    if len(element) > 2 or any(len(child) for child in element):
+        return False  # a counter is a word or two, maybe with an icon, not a tree
+    text = _text(element, 30)
     return len(text) <= 30 and bool(_COUNTER.match(text))
+
+
+def _words(element: lxml.html.HtmlElement, limit: int = MAX_AUTHOR_CHARS) -> int:
+    return len(_WORD.findall(_text(element, limit)))
