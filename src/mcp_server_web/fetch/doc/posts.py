@@ -56,26 +56,15 @@ _POST_WORDS = frozenset(
     {"post", "message", "comment", "answer", "question", "postbit", "postcontainer", "reply", "tweet"}
 )
 _NEVER_POSTS = frozenset({"html", "body", "main"})
+"""Named like a post ("question-page"), but the page, whose thread is inside."""
 _PART_WORDS = frozenset(
     {
-        "signature",
-        "meta",
-        "header",
-        "info",
-        "infos",
-        "details",
-        "footer",
-        "actions",
-        "menu",
-        "votes",
-        "body",
-        "layout",
-        "cell",
+        "signature", "meta", "header", "info", "infos", "details", "footer", "actions", "menu", "votes",
+        "body", "layout", "cell",
     }
-)
+)  # fmt: skip
 """Named like a part of a post ("post-signature", "crawler-post-meta", "post-body",
 "post-layout"), not a post."""
-"""Named like a post ("question-page"), but the page, whose thread is inside."""
 _EDITED = re.compile(r"^(?:last\s+)?(?:edited|updated|modified|active)\b", re.IGNORECASE)
 """A date for when the post was changed, not written (Stack Exchange shows the editor's first)."""
 _AUTHOR_PROPS = frozenset({"author", "creator"})
