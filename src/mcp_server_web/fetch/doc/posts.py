@@ -273,9 +273,9 @@ def _date_text(date: lxml.html.HtmlElement) -> str:
     """The date as the page shows it when that holds a year ("November 8, 2024, 7:33pm"), else
     its machine-readable form ("2024-11-08 19:33"), else what the page shows ("3 days ago")."""
     shown = _text(date, MAX_DATE_CHARS)
-    if shown and _YEAR.search(shown) and len(shown) <= MAX_DATE_CHARS:
+    if shown and _YEAR.search(shown) and len(shown) <= MAX_DATE_CHARS and not _ISO.match(shown):
         return shown
-    for value in (date.get("datetime"), date.get("content"), date.get("title")):
+    for value in (shown, date.get("datetime"), date.get("content"), date.get("title")):
         match = _ISO.match((value or "").strip())
         if match:
             return f"{match[1]} {match[2]}" if match[2] else match[1]
