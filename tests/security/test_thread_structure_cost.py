@@ -38,12 +38,9 @@ def nested_thread(posts: int, depth: int, *, marked: bool = True, names: str = "
 @pytest.mark.parametrize(
     "names",
     [
-        # Measured: 1.7 s of CPU against 2.5 s for the control (whose boxes all stay); with every
-        # search unbounded (each candidate's whole subtree), 5.0 s against 2.4 s.
         "comment",
-        # Every level also named like an author and a date, each of whose texts an unbounded
-        # read walks two hundred levels deep: 5.3 s against 2.6 s read whole, 9.0 s with the
-        # element budget but a text read of 64 elements; now 2.2 s against 2.7 s.
+        # Every level also named like an author and a date, each of whose texts an unbounded read
+        # walks two hundred levels deep.
         "comment author date",
     ],
 )
@@ -57,6 +54,8 @@ def test_a_deeply_nested_thread_costs_what_the_same_tree_unmarked_costs(names: s
 
     control_cpu = least_cpu_time(lambda: convert(control), runs=2)
     hostile_cpu = least_cpu_time(lambda: convert(hostile), runs=2)
-    assert hostile_cpu <= allowance(1.0, control_cpu, 1.5), (
+    # Measured: 1.7 s of CPU for either thread against 2.5 s for the control (whose boxes all
+    # stay); with the searches and text reads unbounded, 4.1 s against 2.5 s.
+    assert hostile_cpu <= allowance(1.0, control_cpu, 1.2), (
         f"nested thread {hostile_cpu:.2f} s of CPU, the same tree unmarked {control_cpu:.2f} s"
     )

@@ -12,25 +12,24 @@ from goes when it held little else. Counters ("3 Likes", "12 replies") go.
 A post is an element typed as one in schema.org microdata (DiscussionForumPosting, Comment,
 Answer...) or named like one ("post", "message", "comment", "answer"...), that holds a date and,
 near it, an author. A page is a thread when it has at least two such posts and does not say it is
-an article (a blog post's byline is the page's, not a post's). The line is an element of its own,
-marked with BYLINE, which the selection keeps whenever it keeps anything of its post (POST).
+an article (a blog post's byline is the page's, not a post's).
+
+The posts are found before the main content is chosen (find_posts), without changing the tree, so
+that the selection sees the page as it is; their lines are written into what it kept
+(write_bylines), for each post of which anything is left.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from itertools import islice
 
 import lxml.html
 from lxml import etree
 
 from mcp_server_web.fetch.doc.html_tree import collapse
-
-BYLINE = "data-byline"
-"""Marks the line written for a post; its value is the number of the post (POST)."""
-POST = "data-post"
-"""Marks a post's element; its value is the post's number."""
 
 MIN_POSTS = 2
 BUDGET = 100_000
@@ -77,6 +76,8 @@ _DATE_WORDS = frozenset(
 _PROFILE_HREF = re.compile(
     r"(?:/u/|/users?/|/members?/|/profile/|/profiles/|memberlist\.php\?[^#]*viewprofile|member\.php\?)", re.I
 )
+_ACCOUNT_HREF = re.compile(r"log-?in|log-?out|sign-?in|sign-?up|register", re.IGNORECASE)
+"""A link under /users/ to an account's pages ("/users/login"), not to a person."""
 _NAME_SPLIT = re.compile(r"[-_\s:/.]+|(?<=[a-z])(?=[A-Z])")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b|'\d\d\b")
 _ISO = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}))?")
@@ -89,12 +90,24 @@ _COUNTER = re.compile(
 )
 
 
-def mark_posts(body: lxml.html.HtmlElement, kinds: frozenset[str]) -> int:
-    """Give each post of a thread in ``body`` its byline and drop its counters, in place; the
-    number of posts given one (0 when the page is not a thread)."""
+@dataclass(frozen=True, slots=True)
+class Post:
+    """A post of a thread, as found on the page before it was cut down."""
+
+    element: lxml.html.HtmlElement
+    author: lxml.html.HtmlElement
+    date: lxml.html.HtmlElement
+    header: lxml.html.HtmlElement | None
+    """What held the author and date and little else, which goes with them."""
+    name: str
+    when: str
+
+
+def find_posts(body: lxml.html.HtmlElement, kinds: frozenset[str]) -> list[Post]:
+    """The posts of the thread in ``body``, in document order; none when it is not a thread."""
     if "article" in kinds:
-        return 0
-    posts: list[tuple[lxml.html.HtmlElement, lxml.html.HtmlElement, lxml.html.HtmlElement]] = []
+        return []
+    found: list[Post] = []
     search = _Search()
     # Innermost first (reverse document order), so that a post's search skips the posts in it.
     candidates = [element for element in body.iter(etree.Element) if _is_post(element)]
@@ -108,15 +121,46 @@ def mark_posts(body: lxml.html.HtmlElement, kinds: frozenset[str]) -> int:
         if author is None or not _holds_more(post, search, author, date):
             continue  # no author, or only a post's header ("post-meta"), not the post
         search.found.add(post)
-        posts.append((post, author, date))
-    if len(posts) < MIN_POSTS:
-        return 0
-    for number, (post, author, date) in enumerate(reversed(posts)):
-        post.set(POST, str(number))
-        _write_byline(number, post, author, date)
-        for counter in [element for element in _scan(post, search) if _is_counter(element)]:
-            counter.drop_tree()
-    return len(posts)
+        header = _header(post, author, date)
+        found.append(Post(post, author, date, header, _author_text(author), _date_text(date)))
+    return list(reversed(found)) if len(found) >= MIN_POSTS else []
+
+
+def write_bylines(body: lxml.html.HtmlElement, posts: list[Post]) -> None:
+    """Give each post still in ``body`` with text left its byline, where its author and date were
+    (else first in it), and take out its author, date (or their header) and counters, in place."""
+    elements = {post.element for post in posts}
+    for post in posts:
+        if not _inside(post.element, body) or not _has_text(post.element):
+            continue
+        search = _Search()
+        search.found = elements - {post.element}
+        counters = [element for element in _scan(post.element, search) if _is_counter(element)]
+        byline = lxml.html.Element("p")
+        strong = lxml.html.Element("strong")
+        byline.append(strong)
+        strong.text = post.name
+        strong.tail = f" · {post.when}" if post.when else None
+        if post.header is not None and _inside(post.header, post.element):
+            post.header.addprevious(byline)
+            post.header.drop_tree()
+        else:
+            for element in (post.author, post.date):
+                if _inside(element, post.element):
+                    element.drop_tree()
+            post.element.insert(0, byline)
+            byline.tail, post.element.text = post.element.text, None
+        for counter in counters:
+            if _inside(counter, post.element):
+                counter.drop_tree()
+
+
+def _inside(element: lxml.html.HtmlElement, scope: lxml.html.HtmlElement) -> bool:
+    return any(ancestor is scope for ancestor in element.iterancestors())
+
+
+def _has_text(element: lxml.html.HtmlElement) -> bool:
+    return any(piece.strip() for piece in islice(element.itertext(), SCAN))
 
 
 def _is_post(element: lxml.html.HtmlElement) -> bool:
@@ -246,12 +290,16 @@ def _is_author(element: lxml.html.HtmlElement) -> bool:
         element.get("itemprop") in _AUTHOR_PROPS
         or "author" in (element.get("rel") or "").split()
         or _named(element, _AUTHOR_WORDS)
-        or (element.tag == "a" and _PROFILE_HREF.search(element.get("href") or "") is not None)
+        or (element.tag == "a" and _is_profile(element.get("href") or ""))
     )
     if not named:
         return False
     name = _author_text(element)
     return bool(name) and len(name) <= MAX_AUTHOR_CHARS and bool(_WORD.search(name))
+
+
+def _is_profile(href: str) -> bool:
+    return _PROFILE_HREF.search(href) is not None and _ACCOUNT_HREF.search(href) is None
 
 
 def _author_text(element: lxml.html.HtmlElement) -> str:
@@ -282,33 +330,17 @@ def _date_text(date: lxml.html.HtmlElement) -> str:
     return shown[:MAX_DATE_CHARS]
 
 
-def _write_byline(
-    number: int, post: lxml.html.HtmlElement, author: lxml.html.HtmlElement, date: lxml.html.HtmlElement
-) -> None:
-    """Put the post's byline where its author and date were, and take them (or their header) out."""
-    name, when = _author_text(author), _date_text(date)
-    byline = lxml.html.Element("p", {BYLINE: str(number)})
-    strong = lxml.html.Element("strong")
-    strong.text = name
-    byline.append(strong)
-    strong.tail = f" · {when}" if when else None
+def _header(
+    post: lxml.html.HtmlElement, author: lxml.html.HtmlElement, date: lxml.html.HtmlElement
+) -> lxml.html.HtmlElement | None:
+    """The element holding the author and the date, when it holds little else ("Post by", a
+    post number) and so goes with them; None when it is the post or holds more."""
     around = set(_ancestors(date, post))
     header = next(a for a in author.iterancestors() if a is post or a in around)
     limit = 2 * MAX_AUTHOR_CHARS + MAX_DATE_CHARS
     text = _text(header, limit)  # longer: more than an author and a date, and it stays
     left = len(_WORD.findall(text)) - _words(author) - _words(date)
-    if header is not post and len(text) <= limit and left <= MAX_HEADER_LEFT:
-        header.addprevious(byline)
-        header.drop_tree()
-        return
-    for element in (author, date):
-        if element.getparent() is not None:
-            element.drop_tree()
-    if header is post:
-        post.insert(0, byline)
-        byline.tail, post.text = post.text, None
-    else:
-        header.addprevious(byline)
+    return header if header is not post and len(text) <= limit and left <= MAX_HEADER_LEFT else None
 
 
 def _ancestors(element: lxml.html.HtmlElement, post: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:

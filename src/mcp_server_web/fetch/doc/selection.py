@@ -37,7 +37,6 @@ from dataclasses import dataclass
 import lxml.html
 
 from mcp_server_web.fetch.doc.blocks import Block, Segmentation
-from mcp_server_web.fetch.doc.posts import BYLINE, POST
 
 # The constants below were set by looking at the failures on two page sets (news articles, and
 # seven types of pages); round values, each a plain statement about pages rather than a fit.
@@ -161,7 +160,7 @@ def select(
         kept = _with_images(blocks, _without_hidden_copies(_article(blocks, facts, in_r, in_t, kinds)))
     else:
         kept = _without_hidden_copies(_region(blocks, facts, in_r, in_t, kinds))
-    return Selection(_with_bylines(blocks, _without_current_entries(kept)), article=article)
+    return Selection(_without_current_entries(kept), article=article)
 
 
 # --- article mode ----------------------------------------------------------------------------
@@ -447,26 +446,6 @@ def _repeats(block: Block, seen: dict[str, Block | None]) -> bool:
         seen[block.text] = block.parent
         return False
     return earlier is not block.parent
-
-
-def _with_bylines(blocks: list[Block], kept: list[Block]) -> list[Block]:
-    """``kept`` with the byline of each post it keeps anything of, and none of the others
-    (posts.py wrote them, after the extractors voted)."""
-    bylines = [block for block in blocks if BYLINE in block.element.attrib]
-    if not bylines:
-        return kept
-    shown: set[str] = set()
-    for block in kept:
-        node: Block | None = block
-        while node is not None:
-            number = node.element.get(POST)
-            if number is not None:
-                shown.add(number)
-                break
-            node = node.parent
-    chosen = {block for block in kept if BYLINE not in block.element.attrib}
-    chosen.update(block for block in bylines if block.element.get(BYLINE) in shown)
-    return sorted(chosen, key=lambda block: block.index)
 
 
 def _without_current_entries(kept: list[Block]) -> list[Block]:
