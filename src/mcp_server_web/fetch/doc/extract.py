@@ -39,7 +39,9 @@ from mcp_server_web.fetch.doc.html_tree import (
     text_chars,
 )
 from mcp_server_web.fetch.doc.metadata import page_metadata
+from mcp_server_web.fetch.doc.posts import Post, find_posts, write_bylines
 from mcp_server_web.fetch.doc.render import render_element
+from mcp_server_web.fetch.doc.sections import drop_emptied_headings, section_words
 from mcp_server_web.fetch.doc.selection import VOTE, Selection, page_kinds, select
 from mcp_server_web.fetch.types import NO_METADATA, OutputFormat, PageMetadata
 
@@ -222,7 +224,7 @@ def _keep_main_content(root: lxml.html.HtmlElement, url: str) -> _Reading:
     clean_tree(root, url, keep_hidden=True)
     before = _visible_chars(root)
     prose_before = _prose_chars(body_of(root))
-    segmentation, selection, votes = _choose(root, raw, url, prose_before)
+    segmentation, selection, votes, posts = _choose(root, raw, url, prose_before)
     chrome_prose = max(prose_before - _prose_chars(body_of(root)), 0)
 
     def chars(blocks: Iterable[Block]) -> int:
@@ -239,9 +241,12 @@ def _keep_main_content(root: lxml.html.HtmlElement, url: str) -> _Reading:
         prose=prose_before,
     )
     if reading.kept_any:
+        sections = section_words(body_of(root))
         prune(segmentation.blocks, selection.kept)
         for element in _HIDDEN_ELEMENTS(root):
             del element.attrib[HIDDEN]
+        write_bylines(body_of(root), posts)
+        drop_emptied_headings(body_of(root), sections)
     return reading
 
 
@@ -254,8 +259,9 @@ def _visible_chars(root: lxml.html.HtmlElement) -> int:
 
 def _choose(
     root: lxml.html.HtmlElement, raw: lxml.html.HtmlElement, url: str, prose: int
-) -> tuple[Segmentation, Selection, tuple[dict[Block, float], dict[Block, float]]]:
-    """The page's blocks, the selection of its main content, and the two extractors' votes.
+) -> tuple[Segmentation, Selection, tuple[dict[Block, float], dict[Block, float]], list[Post]]:
+    """The page's blocks, the selection of its main content, the two extractors' votes, and the
+    posts of the page if it is a thread.
 
     ``root`` is the cleaned tree (its hidden elements marked), ``raw`` the tree as parsed, and
     ``prose`` the text outside links in ``root``; both lose their page-level navigation, header,
@@ -279,6 +285,7 @@ def _choose(
     # readability first: trafilatura is handed its result (see _shared_readability).
     readability_text = _readability_text(root)
     trafilatura_text = _trafilatura_text(raw, url)
+    posts = find_posts(body_of(root), kinds)  # their bylines go into what is kept, once cut down
     segmentation = segment(body_of(root))
     votes = (coverage(segmentation, readability_text), coverage(segmentation, trafilatura_text))
     mains = _MAIN_ELEMENTS(root)
@@ -290,7 +297,7 @@ def _choose(
         main=outermost[0] if len(outermost) == 1 else None,
         kinds=kinds,
     )
-    return segmentation, selection, votes
+    return segmentation, selection, votes, posts
 
 
 def _chrome_landmarks(root: lxml.html.HtmlElement, prose: int) -> list[lxml.html.HtmlElement]:

@@ -18,6 +18,7 @@ import turbohtml
 from lxml import etree
 
 from mcp_server_web.fetch.doc.charset import without_controls
+from mcp_server_web.fetch.doc.permalinks import drop_permalinks
 
 logger = logging.getLogger(__name__)
 
@@ -352,6 +353,8 @@ def clean_tree(root: lxml.html.HtmlElement, base_url: str, *, keep_hidden: bool 
     hidden: list[lxml.html.HtmlElement] = []
     javascript_links: list[lxml.html.HtmlElement] = []
     noscripts: list[lxml.html.HtmlElement] = []
+    page = base_url.split("#", 1)[0]
+    in_page_links: list[tuple[lxml.html.HtmlElement, str]] = []
 
     for element in root.iter(etree.Element):
         # Rendering collapses whitespace anyway, but a whitespace regex over a long run can be
@@ -400,6 +403,8 @@ def clean_tree(root: lxml.html.HtmlElement, base_url: str, *, keep_hidden: bool 
                 del attrib[name]
             else:
                 attrib[name] = url
+                if tag == "a" and (value.startswith("#") or url.startswith(page + "#")):
+                    in_page_links.append((element, url.partition("#")[2]))
 
     for element in doomed:
         drop(element)
@@ -409,6 +414,7 @@ def clean_tree(root: lxml.html.HtmlElement, base_url: str, *, keep_hidden: bool 
             element.drop_tag()  # keep the link text, lose the script
     _unwrap_or_drop_noscripts(noscripts)
     _drop_forms(root)
+    drop_permalinks((link, fragment) for link, fragment in in_page_links if link.getparent() is not None)
 
 
 def _drop_hidden(root: lxml.html.HtmlElement, hidden: list[lxml.html.HtmlElement], mark: bool) -> None:

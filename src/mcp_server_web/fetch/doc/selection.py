@@ -108,6 +108,10 @@ PRODUCT_CHROME_WORDS = CHROME_WORDS | {"review", "reviews", "rating", "faq", "qu
 # A list of cards named so is not a listing the extractors missed.
 _NOT_LISTING_WORDS = CHROME_WORDS | {"comment", "comments", "review", "reviews", "sidebar", "widget"}
 _CAPTION_WORDS = frozenset({"caption", "captions", "figcaption"})
+_CURRENT_WORDS = frozenset({"current", "active", "selected"})
+CURRENT_ENTRY_LINK_DENSITY = 0.5
+"""A block above the title whose text is at least this share link text, marked as the current
+entry, is a menu's highlighted entry (see _without_current_entries)."""
 _NAME_SPLIT = re.compile(r"[-_\s:/.]+|(?<=[a-z])(?=[A-Z])")
 _FIGURE_TAGS = frozenset({"figure", "figcaption"})
 _POST_PROPS = frozenset({"text", "articleBody"})
@@ -156,7 +160,7 @@ def select(
         kept = _with_images(blocks, _without_hidden_copies(_article(blocks, facts, in_r, in_t, kinds)))
     else:
         kept = _without_hidden_copies(_region(blocks, facts, in_r, in_t, kinds))
-    return Selection(kept, article=article)
+    return Selection(_without_current_entries(kept), article=article)
 
 
 # --- article mode ----------------------------------------------------------------------------
@@ -442,6 +446,27 @@ def _repeats(block: Block, seen: dict[str, Block | None]) -> bool:
         seen[block.text] = block.parent
         return False
     return earlier is not block.parent
+
+
+def _without_current_entries(kept: list[Block]) -> list[Block]:
+    """``kept`` without the highlighted entries of a menu above its first <h1>: a docs sidebar
+    marks the page being read (aria-current, "current", "active"), whose name is the page's
+    title, so the extractors' copy of the title votes for it too."""
+    first_h1 = next((position for position, block in enumerate(kept) if block.element.tag == "h1"), None)
+    if not first_h1:
+        return kept
+    above = [block for block in kept[:first_h1] if not _is_current_entry(block)]
+    return above + kept[first_h1:] if len(above) < first_h1 else kept
+
+
+def _is_current_entry(block: Block) -> bool:
+    """Whether ``block`` is mostly a link marked as the current one."""
+    if block.link_density < CURRENT_ENTRY_LINK_DENSITY:
+        return False
+    return any(
+        element.get("aria-current") not in (None, "false") or _named_like_chrome(element, _CURRENT_WORDS)
+        for element in (*_own_elements(block), *block.element.iterdescendants("a"))
+    )
 
 
 def _without_hidden_copies(kept: list[Block]) -> list[Block]:
