@@ -47,6 +47,11 @@ document, even if the page changes or is re-downloaded meanwhile. A snapshot liv
 fails with snapshot_expired, and you should start again at start_index=0 without snapshot. \
 Use refresh=true (without snapshot) for a fresh download.
 
+When the page declares who wrote it and when, the first page opens with one line saying so \
+("By Jane Doe · Published 2024-03-01 · Updated 2024-03-05 · Site name"), and the structured output \
+has author, published and modified (ISO 8601 with a zone), site_name, language, description and \
+canonical_url (null when the page declares nothing).
+
 To read only what answers a question, pass query (a few words or a question): instead of the slice \
 at start_index you get the passages of the document most relevant to it (a word-based ranking, not \
 a model), in document order, each headed by a line [start_index=N · Section > Subsection] that gives \
