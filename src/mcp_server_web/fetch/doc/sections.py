@@ -16,6 +16,7 @@ import lxml.html
 from lxml import etree
 
 _LEVELS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_DROPPABLE = ("h2", "h3", "h4", "h5", "h6")
 _CONTENT_TAGS = frozenset({"img", "picture", "video", "audio", "iframe", "object", "embed", "svg", "canvas"})
 _WORD = re.compile(r"[^\W_]+")
 MIN_DROPPED_WORDS = 20
@@ -28,16 +29,19 @@ def section_words(body: lxml.html.HtmlElement) -> dict[lxml.html.HtmlElement, in
     """The words (an image counting as one) in the section of each heading in ``body``; a heading
     that is a link (a card's title) counts as content of its own, and of the sections around it."""
     words: dict[lxml.html.HtmlElement, int] = {}
-    # Walking backwards, counts[level] holds the words after this point and before the next
-    # heading of that level or higher.
-    counts = [0] * 7
+    if next(body.iter(*_DROPPABLE), None) is None:
+        return words  # only <h1>s, which always stay: no walk
+    # Walking backwards: total is the words after this point; ends[level], the total where the
+    # section of a heading of that level ends (at the next heading of its level or higher).
+    total = 0
+    ends = [0] * 7
     for heading, level, amount in reversed(list(_events(body))):
         if heading is None:
-            counts = [count + amount for count in counts]
+            total += amount
             continue
-        words[heading] = counts[level]
+        words[heading] = total - ends[level]
         for deeper in range(level, 7):  # a heading ends the sections of its level and deeper
-            counts[deeper] = 0
+            ends[deeper] = total
     return words
 
 
