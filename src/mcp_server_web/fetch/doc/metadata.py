@@ -24,7 +24,7 @@ import html
 import json
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 import lxml.html
@@ -93,7 +93,7 @@ _MULTIPLE = frozenset({"citation_author"})
 """Names a page repeats, once per author."""
 
 _MICRODATA = etree.XPath(
-    "//*[@itemprop='datePublished' or @itemprop='dateModified' or @itemprop='author']"
+    "//*[@itemprop][@itemprop='datePublished' or @itemprop='dateModified' or @itemprop='author']"
     "[not(ancestor::*[@itemprop='comment' or @itemprop='review'])]"
 )
 # From the <time> elements up (a page has few), not from every element down: the same nodes in
@@ -108,8 +108,11 @@ _BYLINE_CLASS = (
     " or contains(concat(' ', normalize-space(@class), ' '), ' author-name ')"
     " or contains(concat(' ', normalize-space(@class), ' '), ' post-author ')"
 )
+# A plain substring test first: the word test (normalize-space, concat) on every element's class
+# cost more than the rest of the page's facts.
 _BYLINES = etree.XPath(
-    f"//a[contains(concat(' ', normalize-space(@rel), ' '), ' author ')] | //*[{_BYLINE_CLASS}]"
+    "//a[@rel][contains(concat(' ', normalize-space(@rel), ' '), ' author ')]"
+    f" | //*[contains(@class, 'byline') or contains(@class, 'author')][{_BYLINE_CLASS}]"
 )
 _BYLINE_TIME = etree.XPath(
     f"//time[@datetime][ancestor::*[{_BYLINE_CLASS}"
@@ -145,16 +148,13 @@ def page_metadata(
     meta["author"] = _authors_from_meta(metas) or meta["author"]
     if opengraph["author"] and _URL_LIKE.search(opengraph["author"]):
         opengraph["author"] = None  # a profile URL, not a name
-    markup: dict[str, str | None] | None = None
+    # Read last, and each search only for a field the declarations left out: they walk the whole
+    # tree, and most pages declare their author and dates.
+    markup = _Markup(root)
 
-    def sources(name: str) -> Iterator[Mapping[str, str | None]]:
-        """The declarations, then, for an author or a date, the markup: read only when one of
-        those is still missing (its searches walk the whole tree, and most pages declare them)."""
-        nonlocal markup
+    def sources(name: str) -> Iterator[_Source]:
         yield from (graph, opengraph, meta)
         if name in _MARKUP_NAMES:
-            if markup is None:
-                markup = _markup_fields(root)
             yield markup
 
     def text(name: str, limit: int) -> str | None:
@@ -241,8 +241,36 @@ _MARKUP_NAMES = frozenset({"author", "published", "modified"})
 """The fields the markup can give."""
 
 
-def _markup_fields(root: lxml.html.HtmlElement) -> dict[str, str | None]:
-    """The author and dates the page's markup gives (microdata, a byline, a <time>)."""
+class _Source(Protocol):
+    def get(self, name: str) -> str | None: ...
+
+
+class _Markup:
+    """The author and dates the page's markup gives (microdata, a byline, a <time>), each
+    searched for when first asked."""
+
+    def __init__(self, root: lxml.html.HtmlElement) -> None:
+        self._root = root
+        self._microdata: dict[str, str | None] | None = None
+
+    def get(self, name: str) -> str | None:
+        if self._microdata is None:
+            self._microdata = _microdata_fields(self._root)
+        found = self._microdata.get(name)
+        if found:
+            return found
+        if name == "published":
+            times = _BYLINE_TIME(self._root) or _ARTICLE_TIME(self._root)
+            return times[0].get("datetime") if times else None
+        if name == "author":
+            for element in _BYLINES(self._root):
+                byline = _byline_name(element)
+                if byline:
+                    return byline
+        return None
+
+
+def _microdata_fields(root: lxml.html.HtmlElement) -> dict[str, str | None]:
     fields: dict[str, str | None] = {}
     for element in _MICRODATA(root):
         prop = element.get("itemprop")
@@ -255,16 +283,6 @@ def _markup_fields(root: lxml.html.HtmlElement) -> dict[str, str | None]:
             name = "published" if prop == "datePublished" else "modified"
             if name not in fields:
                 fields[name] = element.get("content") or element.get("datetime") or element.text_content()
-    if not fields.get("published"):
-        times = _BYLINE_TIME(root) or _ARTICLE_TIME(root)
-        if times:
-            fields["published"] = times[0].get("datetime")
-    if not fields.get("author"):
-        for element in _BYLINES(root):
-            byline = _byline_name(element)
-            if byline:
-                fields["author"] = byline
-                break
     return fields
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
 
 import lxml.html
@@ -176,7 +177,21 @@ def _named(element: lxml.html.HtmlElement, words: frozenset[str]) -> bool:
     names = element.get("class")
     if not names:
         return False
-    return any(word.lower() in words for word in _NAME_SPLIT.split(names) if word)
+    # A page repeats a few hundred class attributes over thousands of elements: each ordinary one
+    # is split once; a long one (which a page could make unique each time) is not kept.
+    split = _class_words(names) if len(names) <= _CACHED_CLASS_LENGTH else _words_of(names)
+    return not split.isdisjoint(words)
+
+
+_CACHED_CLASS_LENGTH = 200
+
+
+def _words_of(names: str) -> frozenset[str]:
+    """The words of a class attribute, lower-cased."""
+    return frozenset(word.lower() for word in _NAME_SPLIT.split(names) if word)
+
+
+_class_words = lru_cache(maxsize=4096)(_words_of)
 
 
 class _Search:
