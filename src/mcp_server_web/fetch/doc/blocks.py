@@ -72,8 +72,6 @@ class Run:
 
     block: Block
     tokens: list[str]
-    grams: list[str] = field(default_factory=list)
-    """Its word trigrams, in order, each as its three words joined by spaces (see ``trigrams``)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -115,7 +113,7 @@ def segment(root: lxml.html.HtmlElement) -> Segmentation:
             links[block] = links.get(block, 0) + len(" ".join("".join(link_pieces).split()))
         tokens = _TOKEN.findall(text.casefold())
         if tokens:
-            runs.append(Run(block, tokens, trigrams(tokens)))
+            runs.append(Run(block, tokens))
             block.tokens.extend(tokens)
     for block, parts in texts.items():
         block.text = parts[0] if len(parts) == 1 else " ".join(parts)

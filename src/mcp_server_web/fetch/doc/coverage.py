@@ -37,9 +37,18 @@ def coverage(segmentation: Segmentation, text: str) -> dict[Block, float]:
     tokens = tokens_of(text)
     found = [0.0] * len(runs)
     if tokens:
-        grams: dict[str, list[int]] = {}
+        # A trigram seen once (nearly all of them in varied text) maps to its position, not to a
+        # list: a list per trigram was a container for the garbage collector to walk, hundreds of
+        # thousands of them on a long page, and made this grow faster than the page.
+        grams: dict[str, int | list[int]] = {}
         for i, gram in enumerate(trigrams(tokens)):
-            grams.setdefault(gram, []).append(i)
+            seen = grams.get(gram)
+            if seen is None:
+                grams[gram] = i
+            elif isinstance(seen, int):
+                grams[gram] = [seen, i]
+            else:
+                seen.append(i)
         options = [places for k, run in enumerate(runs) if (places := _places(k, run, grams))]
         for places in options:
             if runs[places[0][0]].block.hidden:
@@ -62,7 +71,7 @@ _MAX_PLACES = 4
 """At most this many places are considered for one run (text repeated on the page or in the output)."""
 
 
-def _places(k: int, run: Run, grams: dict[str, list[int]]) -> list[Place]:
+def _places(k: int, run: Run, grams: dict[str, int | list[int]]) -> list[Place]:
     """Where in the output a run of three words or more may go: (k, start, end, trigrams found)
     for each stretch of the output where enough of its trigrams line up, best first."""
     n = len(run.tokens)
@@ -72,14 +81,15 @@ def _places(k: int, run: Run, grams: dict[str, list[int]]) -> list[Place]:
     offsets: list[int] = []  # output position - run position, per trigram found
     common = 0  # trigrams the output holds too often to place the run by, but holds
     get = grams.get
-    for i, gram in enumerate(run.grams):
+    # The run's trigrams are made here, one run at a time, rather than kept for every run of the
+    # page: they were a tenth of a long page's peak memory.
+    for i, gram in enumerate(trigrams(run.tokens)):
         found = get(gram)
         if found is None:
             continue
-        count = len(found)
-        if count == 1:
-            offsets.append(found[0] - i)
-        elif count > MAX_GRAM_REPEATS:
+        if isinstance(found, int):
+            offsets.append(found - i)
+        elif len(found) > MAX_GRAM_REPEATS:
             common += 1
         else:
             offsets += [place - i for place in found]
