@@ -20,7 +20,8 @@ GROWTH_ALLOWED = 1.5 * SCALE
 def test_short_lines_cost_linear_time() -> None:
     """Thousands of distinct two-word lines between two paragraphs. Lines too short to be placed
     in an extractor's output by their trigrams were each looked for by scanning the output from
-    the paragraph before them: 1,000 -> 8,000 lines cost 35x the CPU before (0.08 -> 2.9 s), 9x after (0.04 -> 0.40 s)."""
+    the paragraph before them: 1,000 -> 8,000 lines cost 35x the CPU before (0.08 -> 2.9 s),
+    9x after (0.04 -> 0.40 s)."""
     small, large = short_lines_article(1000), short_lines_article(1000 * SCALE)
     assert "item7 note" in main_content(small, URL)
     control = least_cpu_time(lambda: main_content(small, URL))
