@@ -72,8 +72,6 @@ class Run:
 
     block: Block
     tokens: list[str]
-    grams: list[tuple[str, str, str]] = field(default_factory=list)
-    """Its word trigrams, in order."""
 
 
 @dataclass(eq=False, slots=True)
@@ -115,7 +113,7 @@ def segment(root: lxml.html.HtmlElement) -> Segmentation:
             links[block] = links.get(block, 0) + len(" ".join("".join(link_pieces).split()))
         tokens = _TOKEN.findall(text.casefold())
         if tokens:
-            runs.append(Run(block, tokens, list(zip(tokens, tokens[1:], tokens[2:], strict=False))))
+            runs.append(Run(block, tokens))
             block.tokens.extend(tokens)
     for block, parts in texts.items():
         block.text = parts[0] if len(parts) == 1 else " ".join(parts)
@@ -162,6 +160,13 @@ def tokens_of(text: str) -> list[str]:
 
 
 # --- pruning ---------------------------------------------------------------------------------
+
+
+def trigrams(tokens: list[str]) -> list[str]:
+    """The word trigrams of ``tokens``, in order, each one string: a string is no container for the
+    garbage collector to walk, where millions of tuples made each of its passes cost in proportion
+    to the page, and the whole conversion grow faster than the page. Tokens hold no space."""
+    return [f"{a} {b} {c}" for a, b, c in zip(tokens, tokens[1:], tokens[2:], strict=False)]
 
 
 def prune(blocks: list[Block], keep: Iterable[Block]) -> None:

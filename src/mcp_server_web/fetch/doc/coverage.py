@@ -3,7 +3,11 @@ runs of text, run by run (see ``coverage``)."""
 
 from __future__ import annotations
 
-from mcp_server_web.fetch.doc.blocks import Block, Run, Segmentation, tokens_of
+import heapq
+from bisect import bisect_left
+from itertools import pairwise
+
+from mcp_server_web.fetch.doc.blocks import Block, Run, Segmentation, tokens_of, trigrams
 
 HIDDEN_WEIGHT = 0.5
 MAX_GRAM_REPEATS = 50
@@ -33,9 +37,18 @@ def coverage(segmentation: Segmentation, text: str) -> dict[Block, float]:
     tokens = tokens_of(text)
     found = [0.0] * len(runs)
     if tokens:
-        grams: dict[tuple[str, str, str], list[int]] = {}
-        for i in range(len(tokens) - 2):
-            grams.setdefault((tokens[i], tokens[i + 1], tokens[i + 2]), []).append(i)
+        # A trigram seen once (nearly all of them in varied text) maps to its position, not to a
+        # list: a list per trigram was a container for the garbage collector to walk, hundreds of
+        # thousands of them on a long page, and made this grow faster than the page.
+        grams: dict[str, int | list[int]] = {}
+        for i, gram in enumerate(trigrams(tokens)):
+            seen = grams.get(gram)
+            if seen is None:
+                grams[gram] = i
+            elif isinstance(seen, int):
+                grams[gram] = [seen, i]
+            else:
+                seen.append(i)
         options = [places for k, run in enumerate(runs) if (places := _places(k, run, grams))]
         for places in options:
             if runs[places[0][0]].block.hidden:
@@ -58,7 +71,7 @@ _MAX_PLACES = 4
 """At most this many places are considered for one run (text repeated on the page or in the output)."""
 
 
-def _places(k: int, run: Run, grams: dict[tuple[str, str, str], list[int]]) -> list[Place]:
+def _places(k: int, run: Run, grams: dict[str, int | list[int]]) -> list[Place]:
     """Where in the output a run of three words or more may go: (k, start, end, trigrams found)
     for each stretch of the output where enough of its trigrams line up, best first."""
     n = len(run.tokens)
@@ -68,16 +81,18 @@ def _places(k: int, run: Run, grams: dict[tuple[str, str, str], list[int]]) -> l
     offsets: list[int] = []  # output position - run position, per trigram found
     common = 0  # trigrams the output holds too often to place the run by, but holds
     get = grams.get
-    for i, gram in enumerate(run.grams):
+    # The run's trigrams are made here, one run at a time, rather than kept for every run of the
+    # page: they were a tenth of a long page's peak memory.
+    for i, gram in enumerate(trigrams(run.tokens)):
         found = get(gram)
         if found is None:
             continue
-        if len(found) > MAX_GRAM_REPEATS:
+        if isinstance(found, int):
+            offsets.append(found - i)
+        elif len(found) > MAX_GRAM_REPEATS:
             common += 1
-        elif len(found) == 1:
-            offsets.append(found[0] - i)
         else:
-            offsets.extend(place - i for place in found)
+            offsets += [place - i for place in found]
     # Text repeated all along the output (a long tail every paragraph shares) cannot place a
     # run, but it is in the output: once the run's own words place it, it counts as found, or
     # paragraphs that differ only in a few words would all count as missing.
@@ -87,39 +102,54 @@ def _places(k: int, run: Run, grams: dict[tuple[str, str, str], list[int]]) -> l
         return []
     offsets.sort()
     tolerance = max(3, n // 10)  # what the other extractor inserted or dropped shifts the offset
+    # Stretches of offsets no more than ``tolerance`` apart. A text repeated in the output gives
+    # up to MAX_GRAM_REPEATS offsets per trigram and hundreds of stretches per run, so each
+    # offset and each stretch costs a step of a comprehension, and only the best places are built.
+    ends = [last for last, (a, b) in enumerate(pairwise(offsets), 1) if b - a > tolerance]
+    ends.append(len(offsets))
+    starts = [0, *ends[:-1]]
+    cap = n - 2
+    hits = [
+        h if (h := last - first + common) < cap else cap for first, last in zip(starts, ends, strict=True)
+    ]
+    best = heapq.nlargest(_MAX_PLACES, range(len(hits)), key=hits.__getitem__)  # ties: first in order
     places: list[Place] = []
-    first = 0
-    for last in range(1, len(offsets) + 1):
-        if last == len(offsets) or offsets[last] - offsets[last - 1] > tolerance:
-            hits = min(last - first + common, n - 2)
-            if hits >= needed:
-                start = offsets[(first + last) // 2]
-                places.append((k, start, start + n, hits))
-            first = last
-    places.sort(key=lambda place: -place[3])
-    return places[:_MAX_PLACES]
+    for stretch in best:
+        if hits[stretch] >= needed:
+            start = offsets[(starts[stretch] + ends[stretch]) // 2]
+            places.append((k, start, start + n, hits[stretch]))
+    return places
 
 
 def _place_short(runs: list[Run], placed: list[Place], tokens: list[str], found: list[float]) -> None:
     """Runs of one or two words: found if they occur in the gap between their placed neighbours."""
     if not placed:
         return
+    # Where each short run's words occur in the output, in order: a gap can span the whole
+    # output, and scanning it once per short run would cost (short runs) x (output).
+    wanted = {tuple(run.tokens) for run in runs if 0 < len(run.tokens) < 3}
+    where: dict[tuple[str, ...], list[int]] = {key: [] for key in wanted}
+    for place, token in enumerate(tokens):
+        if (token,) in where:
+            where[(token,)].append(place)
+    for place, pair in enumerate(pairwise(tokens)):
+        if pair in where:
+            where[pair].append(place)
     anchor = 0
     previous_end = 0
     for k, run in enumerate(runs):
         while anchor < len(placed) and placed[anchor][0] < k:
             previous_end = placed[anchor][2]
             anchor += 1
-        words = run.tokens
-        n = len(words)
-        if n >= 3:
+        n = len(run.tokens)
+        if n >= 3 or n == 0:
             continue
         next_start = placed[anchor][1] if anchor < len(placed) else len(tokens)
         low, high = max(previous_end - 2, 0), min(next_start + 2, len(tokens))
-        for place in range(low, high - n + 1):
-            if tokens[place] == words[0] and tokens[place : place + n] == words:
-                found[k] = n
-                break
+        places = where[tuple(run.tokens)]
+        first = bisect_left(places, low)
+        if first < len(places) and places[first] <= high - n:
+            found[k] = n
 
 
 def _heaviest_chain(options: list[list[Place]], size: int) -> list[Place]:

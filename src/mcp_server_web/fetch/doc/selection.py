@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import lxml.html
 
-from mcp_server_web.fetch.doc.blocks import Block, Segmentation
+from mcp_server_web.fetch.doc.blocks import Block, Segmentation, trigrams
 
 # The constants below were set by looking at the failures on two page sets (news articles, and
 # seven types of pages); round values, each a plain statement about pages rather than a fit.
@@ -474,18 +474,18 @@ def _without_hidden_copies(kept: list[Block]) -> list[Block]:
     for another layout, or for search engines) or are too short to be more than labels."""
     if not any(block.hidden for block in kept):
         return kept
-    visible: set[tuple[str, str, str]] = set()
+    visible: set[str] = set()
     for block in kept:
         if not block.hidden:
             tokens = block.tokens
-            visible.update(zip(tokens, tokens[1:], tokens[2:], strict=False))
+            visible.update(trigrams(tokens))
     result = []
     for block in kept:
         if block.hidden:
             tokens = block.tokens
             if len(tokens) < HIDDEN_MIN_TOKENS:
                 continue
-            grams = list(zip(tokens, tokens[1:], tokens[2:], strict=False))
+            grams = trigrams(tokens)
             if sum(1 for gram in grams if gram in visible) >= 0.5 * len(grams):
                 continue
         result.append(block)
