@@ -36,6 +36,7 @@ from mcp_server_web.server.app import build_server, converters_of
 from tests.server.conftest import error_code, fenced_text, make_settings, text_of
 from tests.support.http_server import RunningServer, http_client, running_http_server
 from tests.support.load import Sampler, cpu_seconds
+from tests.support.long_pages import long_article
 from tests.support.messages import INITIALIZE, INITIALIZED, tool_call
 from tests.support.origin import Origin, RequestContext
 from tests.support.proctree import descendants, living, parent_of, read_tree
@@ -211,9 +212,37 @@ async def test_conversion_memory_cap_kills_the_worker_and_the_server_goes_on(ori
         result = await client.call_tool("web_fetch", {"url": big})
         assert error_code(result) == "too_large"
         assert "150 MB" in text_of(result) and "MCP_WEB_CONVERSION_MAX_MB" in text_of(result)
-        assert converters_of(server).status().killed == 1  # type: ignore[union-attr]
+        # Two workers: the main content's, then the whole page's, which needs less but too much.
+        assert converters_of(server).status().killed == 2  # type: ignore[union-attr]
         answer = await client.call_tool("web_fetch", {"url": quick})
         assert not answer.is_error, text_of(answer)
+
+
+async def test_main_content_past_the_memory_cap_gives_the_whole_page(origin: Origin) -> None:
+    # Here 8,000 paragraphs (2.4 MB) take a worker past 180 MB for their main content, and to
+    # under 140 MB whole (most of it the worker's own): the cap sits between the two.
+    wide = origin.serve("/wide", article(8000, "Wide"))
+    async with in_memory(timeout=60.0, conversion_max_mb=160.0) as (client, server):
+        result = await client.call_tool("web_fetch", {"url": wide, "max_length": 2000})
+        assert not result.is_error, text_of(result)
+        assert converters_of(server).status().killed == 1  # type: ignore[union-attr]
+    text = text_of(result)
+    assert "Picking out the main content of this page needed more memory than a conversion may use" in text
+    assert "the whole page was converted instead" in text
+    assert "Lorem ipsum dolor sit amet" in fenced_text(result)
+
+
+async def test_main_content_past_its_share_of_the_time_gives_the_whole_page(origin: Origin) -> None:
+    # Repeated text: its main content costs seconds (coverage.py places each repeated trigram),
+    # the whole page a tenth of a second.
+    slow = origin.serve("/repeated", long_article(8000, "repeated"))
+    async with in_memory(timeout=3.0) as (client, server):
+        result = await client.call_tool("web_fetch", {"url": slow, "max_length": 2000})
+        assert not result.is_error, text_of(result)
+        assert converters_of(server).status().killed == 1  # type: ignore[union-attr]
+    text = text_of(result)
+    assert "Picking out the main content of this page took longer than 1.8 seconds" in text
+    assert result.structured_content is not None and result.structured_content["content"]
 
 
 # --- the real server under attack -------------------------------------------------------------------

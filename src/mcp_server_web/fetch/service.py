@@ -35,11 +35,13 @@ from mcp_server_web.errors import (
     RenderUnavailable,
     ScriptBuiltPage,
     SnapshotExpired,
+    TooLarge,
     WebToolError,
 )
 from mcp_server_web.fetch.browser.renderer import NotAPage, RenderedPage, Renderer
 from mcp_server_web.fetch.config import FetchConfig, admission_scope
 from mcp_server_web.fetch.doc.challenge import bot_protection, detect_challenge
+from mcp_server_web.fetch.doc.sniff import ContentKind, classify
 from mcp_server_web.fetch.net.client import Fetcher
 from mcp_server_web.fetch.net.resolution import private_destination
 from mcp_server_web.fetch.net.robots import ROBOTS_TIMEOUT, RobotsPolicy
@@ -79,6 +81,12 @@ ProgressReporter = Callable[[float, str], Awaitable[None]]
 _DOWNLOAD_SHARE = 0.8
 # What a conversion worker runs (named, so only the workers import the conversion stack).
 CONVERSION_JOB = "mcp_server_web.fetch.snapshot:convert_identified"
+WHOLE_PAGE_JOB = "mcp_server_web.fetch.snapshot:convert_whole_instead"
+MAIN_CONTENT_TIME_SHARE = 0.6
+"""Picking out an HTML page's main content may take this share of MCP_WEB_TIMEOUT. Past it, or
+past the memory a conversion may use, the page is converted whole in the time left (which costs
+far less: one tree, no extractors), so that a page with text is never extraction_failed for being
+hard to read."""
 # Focused reading runs in the same workers: a large page and a query of one-letter words cost
 # seconds of CPU, which on the event loop would hold up every other call and the health check.
 RANKING_JOB = "mcp_server_web.fetch.passages:rank_passages"
@@ -396,21 +404,37 @@ class FetchService:
     async def _convert(
         self, response: FetchResponse, mode: _Mode, *, rendered: bool
     ) -> tuple[Converted, str]:
+        options: dict[str, Any] = {
+            "output_format": mode.output_format,
+            "pdf_max_pages": self._config.pdf_max_pages,
+            "pdf_time_budget": self._config.timeout * _PDF_TIME_SHARE,
+            "rendered": rendered,
+        }
+        timeout = self._config.timeout
+        if not mode.main_content or classify(response).kind is not ContentKind.HTML:
+            return await self._converted(
+                CONVERSION_JOB, response, timeout, main_content=mode.main_content, **options
+            )
+        budget = timeout * MAIN_CONTENT_TIME_SHARE
         try:
-            # Past the limit (or when the caller goes away) the worker process is killed: a
-            # pathological page costs at most this long, then nothing.
-            with anyio.fail_after(self._config.timeout):
-                outcome: tuple[Converted, str] = await self._converters.run(
-                    CONVERSION_JOB,
-                    response,
-                    output_format=mode.output_format,
-                    main_content=mode.main_content,
-                    pdf_max_pages=self._config.pdf_max_pages,
-                    pdf_time_budget=self._config.timeout * _PDF_TIME_SHARE,
-                    rendered=rendered,
-                )
+            return await self._converted(CONVERSION_JOB, response, budget, main_content=True, **options)
+        except _ConversionTimedOut:
+            reason = f"took longer than {budget:g} seconds"
+        except TooLarge:
+            reason = "needed more memory than a conversion may use"
+        logger.info("the main content of %s %s; converting the whole page", response.final_url, reason)
+        return await self._converted(WHOLE_PAGE_JOB, response, timeout - budget, reason=reason, **options)
+
+    async def _converted(
+        self, job: str, response: FetchResponse, seconds: float, **options: Any
+    ) -> tuple[Converted, str]:
+        """``job`` run on ``response`` in a conversion worker, killed after ``seconds``: a
+        pathological page costs at most this long (or until the caller goes away), then nothing."""
+        try:
+            with anyio.fail_after(seconds):
+                outcome: tuple[Converted, str] = await self._converters.run(job, response, **options)
         except TimeoutError:
-            raise ExtractionFailed(
+            raise _ConversionTimedOut(
                 f"converting {response.final_url} took longer than {self._config.timeout:g} seconds.",
                 parameters=("timeout",),
             ) from None
@@ -535,6 +559,10 @@ class FetchService:
                 f"{response.final_url} answered HTTP {response.status}{_reason(response.status)}.",
                 status=response.status,
             )
+
+
+class _ConversionTimedOut(ExtractionFailed):
+    """A conversion killed at its time limit."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ text there costs the server's event loop nothing and needs no thread of the serv
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from typing import Any
 
 from mcp_server_web.fetch.doc.convert import convert
@@ -25,6 +26,18 @@ def convert_identified(
     """``convert(response, ...)`` and the snapshot id of what it made."""
     converted = convert(response, output_format=output_format, main_content=main_content, **options)
     return converted, snapshot_id(response, converted, output_format, main_content)
+
+
+def convert_whole_instead(
+    response: FetchResponse, *, output_format: OutputFormat, reason: str, **options: Any
+) -> tuple[Converted, str]:
+    """The whole page, for a request of its main content that could not be met (``reason``:
+    "took longer than 18 seconds"): said in a warning, and identified as the main-content
+    document it stands for."""
+    converted = convert(response, output_format=output_format, main_content=False, **options)
+    note = f"Picking out the main content of this page {reason}; the whole page was converted instead."
+    converted = replace(converted, used_fallback=True, warnings=(*converted.warnings, note))
+    return converted, snapshot_id(response, converted, output_format, True)
 
 
 def snapshot_id(
