@@ -113,6 +113,23 @@ def test_short_page_keeps_its_only_heading(body: str) -> None:
     assert SHORT in result.text
 
 
+LOG = "<h1>Moisture log of the lower plots</h1>" + "".join(f"<p>{lead} {TAIL}</p>" for lead in LEADS[:6])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [LOG, f"<article>{LOG}</article>"],
+    ids=["body", "article"],
+)
+def test_a_long_page_keeps_the_h1_above_its_text(body: str) -> None:
+    # Issue 26: the extractors leave out the <h1> they take for the title; a page that opens
+    # with its <h1> reads that way, whatever its length.
+    html = f"<!DOCTYPE html><html><head><title>Log</title></head><body>{body}</body></html>"
+    result = extract_html(html, URL, output_format="markdown", main_content=True)
+    assert result.text.startswith("# Moisture log of the lower plots\n\n"), result.text[:200]
+    assert LEADS[5] in result.text
+
+
 # --- point 4: the safety net ----------------------------------------------------------------------
 
 CARD = (

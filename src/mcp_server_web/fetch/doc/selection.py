@@ -62,8 +62,6 @@ HIDDEN_MIN_TOKENS = 5
 ITEM_VOTED_SHARE = 0.5
 """In article mode, the rest of a list item (its linked title, its date) is kept with the item when
 the extractors kept at least this share of the words of the list's items (see _completed_items)."""
-SHORT_PAGE_TOKENS = 60
-"""Main content of at most this many words is a short page, whose one <h1> stays with it."""
 PROSE_TOKENS = 15
 """A block of this many words or more, mostly outside links, is prose."""
 PROSE_MAX_LINK_DENSITY = 0.3
@@ -200,12 +198,11 @@ def _article(
 
 
 def _with_heading(blocks: list[Block], kept: list[Block]) -> list[Block]:
-    """``kept`` and the page's one <h1> when it sits right above the first kept text: a short
-    page's only heading is outside the container (its one paragraph), and the extractors often
-    leave out a heading they take for the page's title. (Any heading right above kept text was
-    tried: it kept section titles of teasers, and lowered the zyte F1 by 0.002; on long articles
-    the <h1> is the title, which the result carries anyway, and the zyte F1 lost 0.001.)"""
-    if not kept or sum(len(block.tokens) for block in kept) > SHORT_PAGE_TOKENS:
+    """``kept`` and the page's one <h1> when it sits right above the first kept text: the
+    extractors leave out a heading they take for the page's title, and a page whose <h1> heads
+    its text reads as it does in a browser (``<body><h1>T</h1><p>...``). (Any heading right above
+    kept text was tried: it kept section titles of teasers, and lowered the zyte F1 by 0.002.)"""
+    if not kept:
         return kept
     first = kept[0]
     h1s = [position for position, block in enumerate(blocks) if block.element.tag == "h1" and block.tokens]
