@@ -36,8 +36,8 @@ def coverage(segmentation: Segmentation, text: str) -> dict[Block, float]:
     count when they occur in the output in the gap between their placed neighbours.
     """
     runs = segmentation.runs
-    words = segmentation.words
-    tokens = [words.get(token, token) for token in tokens_of(text)]
+    page_words = segmentation.words
+    tokens = [page_words.get(token, token) for token in tokens_of(text)]
     found = [0.0] * len(runs)
     if tokens:
         # A trigram seen once (nearly all of them in varied text) maps to its position, not to a
