@@ -1,0 +1,771 @@
+"""What a block model reads about each block of a page: one row of numbers per block with text
+(an experiment, see README.md: not used by web_fetch).
+
+Every feature is general: the block's own text (length, links, punctuation), where it sits (tag,
+depth, position, the landmarks, sectioning elements, schema.org types and class or id words of
+the elements around it), the text around it (how much of the page the elements holding it hold,
+and how much of that is links), how often its structure and its text repeat on the page, and what
+the page as a whole declares itself to be (JSON-LD, OpenGraph and microdata types). No site, URL
+or page is named anywhere.
+
+Computed in one pass over the blocks in document order (a block's parent comes before it) and
+one back over them for the sizes of what each holds: linear in the page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import lxml.html
+
+from mcp_server_web.fetch.doc.blocks import Block, Segmentation
+
+# Class and id words, in groups. A block's feature for a group is how many levels up the nearest
+# element named with one of its words is (0: the block itself), or FAR when none is.
+WORD_GROUPS: dict[str, frozenset[str]] = {
+    "chrome": frozenset(
+        {
+            "nav",
+            "navbar",
+            "navigation",
+            "menu",
+            "menus",
+            "submenu",
+            "megamenu",
+            "breadcrumb",
+            "breadcrumbs",
+            "subscribe",
+            "subscription",
+            "signup",
+            "cookie",
+            "cookies",
+            "consent",
+            "gdpr",
+            "login",
+            "signin",
+            "modal",
+            "popup",
+            "overlay",
+            "drawer",
+            "pagination",
+            "pager",
+            "toolbar",
+            "cart",
+            "minicart",
+            "basket",
+            "wishlist",
+            "dropdown",
+            "flyout",
+            "tooltip",
+            "skip",
+            "offcanvas",
+            "search",
+            "newsletter",
+            "topbar",
+            "utility",
+        }
+    ),
+    "footer": frozenset({"footer", "foot", "bottom", "copyright", "colophon", "legal"}),
+    "header": frozenset({"header", "head", "masthead", "banner", "top", "hero"}),
+    "sidebar": frozenset({"sidebar", "aside", "widget", "widgets", "rail", "side", "secondary"}),
+    "related": frozenset(
+        {
+            "related",
+            "recommended",
+            "recommendations",
+            "popular",
+            "trending",
+            "more",
+            "recent",
+            "recently",
+            "upsell",
+            "crosssell",
+            "also",
+            "similar",
+            "next",
+            "prev",
+            "previous",
+        }
+    ),
+    "social": frozenset({"share", "sharing", "social", "follow", "facebook", "twitter", "reactions"}),
+    "ad": frozenset(
+        {"ad", "ads", "advert", "advertisement", "sponsor", "sponsored", "promo", "promotion", "dfp"}
+    ),
+    "content": frozenset(
+        {
+            "content",
+            "article",
+            "post",
+            "entry",
+            "body",
+            "text",
+            "story",
+            "main",
+            "blog",
+            "prose",
+            "markdown",
+            "rte",
+            "richtext",
+            "copy",
+            "page",
+            "single",
+            "detail",
+            "details",
+            "description",
+        }
+    ),
+    "comment": frozenset({"comment", "comments", "reply", "replies", "respond", "discussion", "thread"}),
+    "message": frozenset({"message", "postbit", "answer", "question", "topic", "forum"}),
+    "meta": frozenset(
+        {"meta", "byline", "author", "date", "time", "posted", "published", "info", "dateline"}
+    ),
+    "tags": frozenset({"tag", "tags", "category", "categories", "label", "labels", "keywords", "topics"}),
+    "card": frozenset(
+        {
+            "card",
+            "cards",
+            "item",
+            "items",
+            "tile",
+            "teaser",
+            "grid",
+            "list",
+            "listing",
+            "result",
+            "results",
+            "product",
+            "products",
+            "collection",
+        }
+    ),
+    "filter": frozenset({"filter", "filters", "facet", "facets", "sort", "sorting", "refine", "refinement"}),
+    "product": frozenset(
+        {
+            "price",
+            "sku",
+            "buy",
+            "add",
+            "stock",
+            "availability",
+            "variant",
+            "swatch",
+            "quantity",
+            "qty",
+            "checkout",
+            "shipping",
+        }
+    ),
+    "review": frozenset({"review", "reviews", "rating", "ratings", "stars", "testimonial"}),
+    "caption": frozenset({"caption", "captions", "figcaption", "credit", "credits"}),
+    "hidden": frozenset(
+        {"hidden", "hide", "sr", "visually", "collapse", "collapsed", "tab", "tabs", "accordion", "panel"}
+    ),
+    "faq": frozenset({"faq", "faqs", "questions", "accordion", "service", "services", "feature", "features"}),
+}
+FAR = 20
+"""A word group, landmark or type not found around the block: as if it were this many levels up."""
+
+# Elements around the block, by tag or role; the same "levels up" measure.
+LANDMARK_TAGS: dict[str, frozenset[str]] = {
+    "main": frozenset({"main"}),
+    "article": frozenset({"article"}),
+    "nav": frozenset({"nav"}),
+    "aside": frozenset({"aside"}),
+    "header": frozenset({"header"}),
+    "footer": frozenset({"footer"}),
+    "section": frozenset({"section"}),
+    "list": frozenset({"ul", "ol", "dl"}),
+    "table": frozenset({"table"}),
+    "figure": frozenset({"figure"}),
+    "quote": frozenset({"blockquote"}),
+    "form": frozenset({"form", "fieldset", "select"}),
+}
+ROLES: dict[str, str] = {
+    "main": "main",
+    "article": "article",
+    "navigation": "nav",
+    "menubar": "nav",
+    "menu": "nav",
+    "complementary": "aside",
+    "banner": "header",
+    "contentinfo": "footer",
+    "search": "form",
+    "dialog": "form",
+}
+# schema.org types of the elements around the block (microdata itemtype), in groups.
+ITEM_TYPES: dict[str, frozenset[str]] = {
+    "item_article": frozenset(
+        {
+            "Article",
+            "NewsArticle",
+            "BlogPosting",
+            "TechArticle",
+            "Report",
+            "ScholarlyArticle",
+            "WebPageElement",
+        }
+    ),
+    "item_post": frozenset(
+        {"DiscussionForumPosting", "Comment", "Answer", "Question", "SocialMediaPosting", "Message", "Review"}
+    ),
+    "item_product": frozenset({"Product", "ProductGroup", "IndividualProduct", "Offer", "AggregateOffer"}),
+    "item_list": frozenset(
+        {
+            "ItemList",
+            "ListItem",
+            "BreadcrumbList",
+            "SiteNavigationElement",
+            "WPSideBar",
+            "WPFooter",
+            "WPHeader",
+        }
+    ),
+    "item_person": frozenset({"Person", "Organization", "Brand", "Rating", "AggregateRating"}),
+}
+TEXT_PROPS = frozenset({"articleBody", "text", "description", "reviewBody", "answerText", "mainEntity"})
+
+# What the page declares itself to be (JSON-LD @type, og:type, microdata), in groups.
+PAGE_TYPES: dict[str, frozenset[str]] = {
+    "page_article": frozenset(
+        {
+            "Article",
+            "NewsArticle",
+            "BlogPosting",
+            "Report",
+            "ReportageNewsArticle",
+            "OpinionNewsArticle",
+            "AnalysisNewsArticle",
+            "LiveBlogPosting",
+            "ScholarlyArticle",
+            "TechArticle",
+            "article",
+        }
+    ),
+    "page_product": frozenset({"Product", "ProductGroup", "IndividualProduct", "product"}),
+    "page_list": frozenset(
+        {"ItemList", "CollectionPage", "OfferCatalog", "SearchResultsPage", "product.group"}
+    ),
+    "page_forum": frozenset({"DiscussionForumPosting", "QAPage", "Question", "Answer", "Comment"}),
+    "page_faq": frozenset({"FAQPage", "Service", "LocalBusiness", "ProfessionalService", "HowTo"}),
+    "page_docs": frozenset({"TechArticle", "APIReference", "SoftwareSourceCode", "SoftwareApplication"}),
+    "page_website": frozenset({"WebSite", "WebPage", "website", "Organization"}),
+}
+
+# Block tags, as a small category.
+TAG_CATEGORY: dict[str, int] = {
+    "p": 1,
+    "li": 2,
+    "h1": 3,
+    "h2": 4,
+    "h3": 5,
+    "h4": 6,
+    "h5": 6,
+    "h6": 6,
+    "td": 7,
+    "th": 8,
+    "div": 9,
+    "pre": 10,
+    "blockquote": 11,
+    "dt": 12,
+    "dd": 13,
+    "figcaption": 14,
+    "caption": 14,
+    "section": 15,
+    "article": 15,
+    "main": 15,
+    "header": 16,
+    "footer": 16,
+    "nav": 17,
+    "aside": 17,
+    "button": 18,
+    "option": 18,
+    "select": 18,
+    "address": 19,
+    "summary": 20,
+    "details": 20,
+    "body": 21,
+}
+HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+CHROME_PHRASES = re.compile(
+    r"\b(?:copyright|all rights reserved|privacy|cookies?|terms of (?:use|service)|sign ?in|log ?in|"
+    r"sign ?up|subscribe|newsletter|follow us|share (?:this|on)|read more|see all|view all|load more|"
+    r"skip to|back to top|advertisement|sponsored|related (?:posts|articles|stories)|you may also like)\b",
+    re.IGNORECASE,
+)
+COMMENTS_HEADING = re.compile(
+    r"\b(?:comments?|repl(?:y|ies)|responses?|discussion|leave a (?:reply|comment)|join the conversation|"
+    r"related|more (?:from|stories|news|articles)|you (?:may|might) also|recommended|popular|trending|"
+    r"latest|recent|newsletter|share|follow|tags?|categories|about the author|read next|see also)\b",
+    re.IGNORECASE,
+)
+"""Headings above what is not the page's own text (the comments, what else the site offers)."""
+_NAME_SPLIT = re.compile(r"[-_\s:/.]+|(?<=[a-z])(?=[A-Z])")
+_SENTENCE_END = re.compile(r"[.!?。！？]")
+_DIGITS = re.compile(r"\d")
+_LD_TYPE = re.compile(r'"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")')
+_QUOTED = re.compile(r'"([^"]+)"')
+
+ANCESTOR_LEVELS = 3
+"""Sizes of the elements holding the block are read this many levels up."""
+
+
+def _feature_names() -> tuple[str, ...]:
+    own = (
+        "tag",
+        "tokens",
+        "chars",
+        "link_density",
+        "images",
+        "hidden",
+        "sentence_ends",
+        "commas",
+        "ends_sentence",
+        "digit_share",
+        "capital_share",
+        "mean_token_chars",
+        "chrome_phrases",
+        "in_link",
+        "children",
+    )
+    where = (
+        "position",
+        "chars_before",
+        "depth",
+        "after_h1",
+        "h1_distance",
+        "in_text_prop",
+        "under_comments_heading",
+        "heading_distance",
+    )
+    around = tuple(
+        name
+        for level in range(1, ANCESTOR_LEVELS + 1)
+        for name in (
+            f"up{level}_share",
+            f"up{level}_link_density",
+            f"up{level}_blocks",
+            f"up{level}_prose_share",
+        )
+    )
+    repeats = ("siblings", "same_shape_siblings", "same_shape_page", "same_text_page", "subtree_share")
+    container = ("in_prose_half", "in_prose_most", "prose_container_depth")
+    neighbours = ("prev_tokens", "prev_link_density", "next_tokens", "next_link_density")
+    page = ("page_tokens", "page_blocks", "page_link_density", "page_h1s", *PAGE_TYPES)
+    return (
+        *own,
+        *where,
+        *(f"word_{group}" for group in WORD_GROUPS),
+        *(f"in_{name}" for name in LANDMARK_TAGS),
+        *ITEM_TYPES,
+        *around,
+        *repeats,
+        *container,
+        *neighbours,
+        *page,
+    )
+
+
+FEATURES: tuple[str, ...] = _feature_names()
+"""The names of the features, in the order of each row."""
+CATEGORICAL: frozenset[str] = frozenset({"tag"})
+
+
+def page_types(root: lxml.html.HtmlElement) -> frozenset[str]:
+    """The schema.org and OpenGraph types the page declares (call before its scripts go)."""
+    types: set[str] = set()
+    for script in root.iter("script"):
+        if (script.get("type") or "").strip().lower() == "application/ld+json" and script.text:
+            for match in _LD_TYPE.finditer(script.text):
+                types.update(_QUOTED.findall(match.group(1)))
+    for element in root.iter("meta"):
+        if (element.get("property") or element.get("name") or "").lower() == "og:type":
+            types.add((element.get("content") or "").strip().lower())
+    for element in root.iter():
+        itemtype = element.get("itemtype") if isinstance(element.tag, str) else None
+        if itemtype:
+            types.update(value.rstrip("/").rsplit("/", 1)[-1] for value in itemtype.split())
+    return frozenset(types)
+
+
+@dataclass(slots=True)
+class _Around:
+    """What a block inherits from the elements around it: levels up to the nearest of each kind."""
+
+    words: list[int]
+    landmarks: list[int]
+    items: list[int]
+    in_text_prop: int
+
+
+def _names(element: lxml.html.HtmlElement) -> set[str]:
+    value = f"{element.get('class') or ''} {element.get('id') or ''}"
+    if not value.strip():
+        return set()
+    return {part.lower() for part in _NAME_SPLIT.split(value) if part}
+
+
+_GROUPS = tuple(WORD_GROUPS.values())
+_LANDMARK_GROUPS = tuple(LANDMARK_TAGS.items())
+_LANDMARK_INDEX = {name: i for i, name in enumerate(LANDMARK_TAGS)}
+_ITEM_GROUPS = tuple(ITEM_TYPES.values())
+
+
+def _around(block: Block, parent: _Around | None, inline_names: set[str]) -> _Around:
+    element = block.element
+    names = _names(element) | inline_names
+    if parent is None:
+        words = [FAR] * len(_GROUPS)
+        landmarks = [FAR] * len(_LANDMARK_GROUPS)
+        items = [FAR] * len(_ITEM_GROUPS)
+        in_text_prop = 0
+    else:
+        words = [min(level + 1, FAR) for level in parent.words]
+        landmarks = [min(level + 1, FAR) for level in parent.landmarks]
+        items = [min(level + 1, FAR) for level in parent.items]
+        in_text_prop = parent.in_text_prop
+    if names:
+        for i, group in enumerate(_GROUPS):
+            if not names.isdisjoint(group):
+                words[i] = 0
+    tag = element.tag
+    for i, (_, tags) in enumerate(_LANDMARK_GROUPS):
+        if tag in tags:
+            landmarks[i] = 0
+    role = element.get("role")
+    if role and role.strip().lower() in ROLES:
+        landmarks[_LANDMARK_INDEX[ROLES[role.strip().lower()]]] = 0
+    itemtype = element.get("itemtype")
+    if itemtype:
+        declared = {value.rstrip("/").rsplit("/", 1)[-1] for value in itemtype.split()}
+        for i, group in enumerate(_ITEM_GROUPS):
+            if not declared.isdisjoint(group):
+                items[i] = 0
+    if element.get("itemprop") in TEXT_PROPS:
+        in_text_prop = 1
+    return _Around(words, landmarks, items, in_text_prop)
+
+
+def _inline_names(block: Block) -> set[str]:
+    """Class and id words of inline elements between a block and its parent block (an <a class="card">
+    around a card's <div>s)."""
+    names: set[str] = set()
+    parent = block.parent.element if block.parent is not None else None
+    element = block.element.getparent()
+    while element is not None and element is not parent:
+        names |= _names(element)
+        element = element.getparent()
+    return names
+
+
+def _shape(block: Block) -> str:
+    element = block.element
+    parent = element.getparent()
+    parent_part = f"{parent.tag}.{parent.get('class') or ''}" if parent is not None else ""
+    return f"{parent_part}>{element.tag}.{element.get('class') or ''}"
+
+
+def block_features(
+    segmentation: Segmentation, declared: frozenset[str]
+) -> tuple[list[Block], list[list[float]]]:
+    """The blocks with text (not the page's root) and a row of FEATURES for each."""
+    blocks = segmentation.blocks
+    n = len(blocks)
+    # Sizes of what each block holds (its own text and its descendants'), innermost first.
+    sub_tokens = [len(block.tokens) for block in blocks]
+    sub_links = [block.link_chars for block in blocks]
+    sub_chars = [len(block.text) for block in blocks]
+    sub_prose = [len(block.tokens) if _is_prose(block) else 0 for block in blocks]
+    sub_blocks = [1 if block.tokens else 0 for block in blocks]
+    for block in reversed(blocks):
+        parent = block.parent
+        if parent is not None:
+            i, j = block.index, parent.index
+            sub_tokens[j] += sub_tokens[i]
+            sub_links[j] += sub_links[i]
+            sub_chars[j] += sub_chars[i]
+            sub_prose[j] += sub_prose[i]
+            sub_blocks[j] += sub_blocks[i]
+    page_tokens = max(sub_tokens[0], 1)
+    page_prose = max(sub_prose[0], 1)
+    page_chars = max(sub_chars[0], 1)
+    # The innermost elements holding half and most of the page's prose (readability's idea of the
+    # article's container, measured rather than scored).
+    parents = [block.parent.index if block.parent is not None else -1 for block in blocks]
+    depths = [block.depth for block in blocks]
+    prose = [float(size) for size in sub_prose]
+    half = _innermost_holding(depths, prose, 0.5 * page_prose)
+    most = _innermost_holding(depths, prose, 0.8 * page_prose)
+    inside_half = _inside(parents, half)
+    inside_most = _inside(parents, most)
+
+    shapes = [_shape(block) for block in blocks]
+    shape_counts = Counter(shapes)
+    text_counts = Counter(block.text for block in blocks if block.tokens)
+    sibling_shapes: list[Counter[str]] = [Counter() for _ in range(n)]
+    for block in blocks:
+        if block.parent is not None:
+            sibling_shapes[block.parent.index][shapes[block.index]] += 1
+
+    declared_row = [1.0 if not declared.isdisjoint(group) else 0.0 for group in PAGE_TYPES.values()]
+    h1s = sum(1 for block in blocks if block.element.tag == "h1" and block.tokens)
+    page_row = [
+        float(page_tokens),
+        float(sum(sub_blocks[0:1])),
+        sub_links[0] / page_chars,
+        float(h1s),
+        *declared_row,
+    ]
+
+    arounds: list[_Around | None] = [None] * n
+    text_blocks = [block for block in blocks if block.tokens and block.parent is not None]
+    neighbour = {block.index: k for k, block in enumerate(text_blocks)}
+    rows: list[list[float]] = []
+    chars_before = 0
+    first_h1: int | None = None
+    heading_other = 0.0
+    last_heading = -1
+    for block in blocks:
+        parent_around = arounds[block.parent.index] if block.parent is not None else None
+        inline = _inline_names(block) if block.parent is not None else set()
+        around = _around(block, parent_around, inline)
+        arounds[block.index] = around
+        if block.element.tag == "h1" and block.tokens and first_h1 is None:
+            first_h1 = block.index
+        if block.element.tag in HEADINGS and block.tokens:
+            last_heading = block.index
+            heading_other = 1.0 if len(block.tokens) <= 8 and COMMENTS_HEADING.search(block.text) else 0.0
+        if not block.tokens or block.parent is None:
+            continue
+        text = block.text
+        tokens = block.tokens
+        count = len(tokens)
+        words = text.split()
+        own = [
+            float(TAG_CATEGORY.get(block.element.tag, 0)),
+            float(count),
+            float(len(text)),
+            block.link_density,
+            float(block.images),
+            1.0 if block.hidden else 0.0,
+            len(_SENTENCE_END.findall(text)) / count,
+            text.count(",") / count,
+            1.0 if text.rstrip()[-1:] in ".!?:。！？" else 0.0,
+            sum(1 for token in tokens if _DIGITS.search(token)) / count,
+            sum(1 for word in words if word[:1].isupper()) / max(len(words), 1),
+            sum(len(token) for token in tokens) / count,
+            float(len(CHROME_PHRASES.findall(text))) if count < 40 else 0.0,
+            1.0 if _in_link(block) else 0.0,
+            float(len(block.children)),
+        ]
+        where = [
+            block.index / n,
+            chars_before / page_chars,
+            float(block.depth),
+            1.0 if first_h1 is not None and first_h1 <= block.index else 0.0,
+            float(min(abs(block.index - first_h1), 200)) if first_h1 is not None else 200.0,
+            float(around.in_text_prop),
+            heading_other,
+            float(min(block.index - last_heading, 200)) if last_heading >= 0 else 200.0,
+        ]
+        chars_before += len(text)
+        ups: list[float] = []
+        ancestor: Block | None = block
+        for _ in range(ANCESTOR_LEVELS):
+            ancestor = ancestor.parent if ancestor is not None else None
+            if ancestor is None:
+                ups.extend((1.0, sub_links[0] / page_chars, float(sub_blocks[0]), 1.0))
+                continue
+            k = ancestor.index
+            ups.extend(
+                (
+                    sub_tokens[k] / page_tokens,
+                    sub_links[k] / max(sub_chars[k], 1),
+                    float(sub_blocks[k]),
+                    sub_prose[k] / page_prose,
+                )
+            )
+        parent = block.parent
+        shape = shapes[block.index]
+        repeats = [
+            float(len(parent.children)),
+            float(sibling_shapes[parent.index][shape]),
+            float(shape_counts[shape]),
+            float(text_counts[text]),
+            sub_tokens[block.index] / page_tokens,
+        ]
+        container = [
+            1.0 if inside_half[block.index] else 0.0,
+            1.0 if inside_most[block.index] else 0.0,
+            float(block.depth - depths[half]) if half >= 0 else -1.0,
+        ]
+        k = neighbour[block.index]
+        before = text_blocks[k - 1] if k > 0 else None
+        after = text_blocks[k + 1] if k + 1 < len(text_blocks) else None
+        neighbours = [
+            float(len(before.tokens)) if before else 0.0,
+            before.link_density if before else 0.0,
+            float(len(after.tokens)) if after else 0.0,
+            after.link_density if after else 0.0,
+        ]
+        rows.append(
+            [
+                *own,
+                *where,
+                *map(float, around.words),
+                *map(float, around.landmarks),
+                *map(float, around.items),
+                *ups,
+                *repeats,
+                *container,
+                *neighbours,
+                *page_row,
+            ]
+        )
+    return text_blocks, rows
+
+
+PROSE_TOKENS = 10
+PROSE_MAX_LINK_DENSITY = 0.3
+
+
+def _is_prose(block: Block) -> bool:
+    return len(block.tokens) >= PROSE_TOKENS and block.link_density <= PROSE_MAX_LINK_DENSITY
+
+
+def _in_link(block: Block) -> bool:
+    """Whether a link holds the block (a card whose whole body is one <a>)."""
+    stop = block.parent.element if block.parent is not None else None
+    element = block.element.getparent()
+    while element is not None and element is not stop:
+        if element.tag == "a":
+            return True
+        element = element.getparent()
+    return False
+
+
+CONTEXT_LEVELS = 4
+CONTEXT: tuple[str, ...] = (
+    "p",
+    *(name for level in range(1, CONTEXT_LEVELS + 1) for name in (f"up{level}_p", f"up{level}_kept_share")),
+    "prev_p",
+    "prev2_p",
+    "next_p",
+    "next2_p",
+    "in_best",
+    "best_depth",
+    "in_kept_half",
+    "in_kept_most",
+    "shape_p",
+    "page_p",
+)
+"""The second reading's features: the first reading's keep probability of the block (``p``), and
+of what is around it, weighted by words."""
+
+
+@dataclass(frozen=True, slots=True)
+class Skeleton:
+    """The shape of a page's blocks, all the second reading needs: for each block in document
+    order, its parent's number (-1 for the root), depth, shape (its tag and class, and its
+    parent's) and words; and the numbers of the blocks with text, in order."""
+
+    parents: list[int]
+    depths: list[int]
+    shapes: list[str]
+    tokens: list[int]
+    text_blocks: list[int]
+
+
+def skeleton(segmentation: Segmentation, text_blocks: list[Block]) -> Skeleton:
+    blocks = segmentation.blocks
+    return Skeleton(
+        parents=[block.parent.index if block.parent is not None else -1 for block in blocks],
+        depths=[block.depth for block in blocks],
+        shapes=[_shape(block) for block in blocks],
+        tokens=[len(block.tokens) for block in blocks],
+        text_blocks=[block.index for block in text_blocks],
+    )
+
+
+def context_features(page: Skeleton, probabilities: list[float]) -> list[list[float]]:
+    """A row of CONTEXT for each of the page's blocks with text, from the first reading's
+    ``probabilities`` (one per block with text)."""
+    n = len(page.parents)
+    parents = page.parents
+    depths = page.depths
+    own_p = [0.0] * n
+    for index, p in zip(page.text_blocks, probabilities, strict=True):
+        own_p[index] = p
+    tokens = [float(count) for count in page.tokens]
+    kept = [own_p[i] * tokens[i] for i in range(n)]
+    sub_tokens = tokens[:]
+    sub_kept = kept[:]
+    sub_score = [(2 * own_p[i] - 1) * tokens[i] for i in range(n)]
+    for i in range(n - 1, 0, -1):
+        j = parents[i]
+        sub_tokens[j] += sub_tokens[i]
+        sub_kept[j] += sub_kept[i]
+        sub_score[j] += sub_score[i]
+    page_kept = max(sub_kept[0], 1e-9)
+    best = max(range(n), key=lambda i: (sub_score[i], depths[i]))
+    half = _innermost_holding(depths, sub_kept, 0.5 * page_kept)
+    most = _innermost_holding(depths, sub_kept, 0.8 * page_kept)
+    inside_best = _inside(parents, best)
+    inside_half = _inside(parents, half)
+    inside_most = _inside(parents, most)
+    shapes = page.shapes
+    shape_kept: dict[str, float] = {}
+    shape_tokens: dict[str, float] = {}
+    for i in page.text_blocks:
+        shape_kept[shapes[i]] = shape_kept.get(shapes[i], 0.0) + kept[i]
+        shape_tokens[shapes[i]] = shape_tokens.get(shapes[i], 0.0) + tokens[i]
+    page_p = sub_kept[0] / max(sub_tokens[0], 1.0)
+    rows: list[list[float]] = []
+    count = len(page.text_blocks)
+    for k, i in enumerate(page.text_blocks):
+        row = [own_p[i]]
+        j = i
+        for _ in range(CONTEXT_LEVELS):
+            j = parents[j] if parents[j] >= 0 else j
+            row.append(sub_kept[j] / max(sub_tokens[j], 1.0))
+            row.append(sub_kept[j] / page_kept)
+        row.extend(
+            (
+                probabilities[k - 1] if k > 0 else 0.0,
+                probabilities[k - 2] if k > 1 else 0.0,
+                probabilities[k + 1] if k + 1 < count else 0.0,
+                probabilities[k + 2] if k + 2 < count else 0.0,
+                float(inside_best[i]),
+                float(depths[i] - depths[best]),
+                float(inside_half[i]),
+                float(inside_most[i]),
+                shape_kept[shapes[i]] / max(shape_tokens[shapes[i]], 1.0),
+                page_p,
+            )
+        )
+        rows.append(row)
+    return rows
+
+
+def _innermost_holding(depths: list[int], sizes: list[float], least: float) -> int:
+    """The deepest block whose subtree holds at least ``least`` of ``sizes`` (those that do are
+    nested in one another); -1 if none does."""
+    best = -1
+    for i, size in enumerate(sizes):
+        if size >= least and (best < 0 or depths[i] > depths[best]):
+            best = i
+    return best
+
+
+def _inside(parents: list[int], container: int) -> list[bool]:
+    """For each block, whether it is ``container`` or inside it (parents come before children)."""
+    inside = [False] * len(parents)
+    if container < 0:
+        return inside
+    inside[container] = True
+    for i in range(container + 1, len(parents)):
+        j = parents[i]
+        if j >= 0 and inside[j]:
+            inside[i] = True
+    return inside
