@@ -32,6 +32,7 @@ from mcp_server_web.fetch.doc.html_tree import (
     table_rows,
 )
 from mcp_server_web.fetch.types import FetchResponse
+from mcp_server_web.fetch.workers import rss_bytes
 from mcp_server_web.server.app import build_server, converters_of
 from tests.server.conftest import error_code, fenced_text, make_settings, text_of
 from tests.support.http_server import RunningServer, http_client, running_http_server
@@ -46,6 +47,9 @@ pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads proces
 
 TOKEN = "conversion-limits-token"
 PARAGRAPH = "<p>" + "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do tempor. " * 4 + "</p>\n"
+
+
+MB = 1024 * 1024
 
 
 def span_bomb(rows: int = 100) -> str:
@@ -205,13 +209,34 @@ async def test_a_conversion_past_the_time_limit_is_killed(origin: Origin) -> Non
         )
 
 
+async def worker_memory_mb(origin: Origin) -> float:
+    """A warm worker's resident memory, after a small page: what a conversion starts from. (It
+    depends on what the fork server of this test process preloaded, so the caps below are set
+    over it, not as absolute figures.)"""
+    small = origin.serve("/small", article(5, "Small"))
+    async with in_memory(timeout=60.0) as (client, server):
+        result = await client.call_tool("web_fetch", {"url": small})
+        assert not result.is_error, text_of(result)
+        pool = converters_of(server)
+        assert pool is not None
+        sizes = [size for pid in pool.idle_pids() if (size := rss_bytes(pid)) is not None]
+    assert sizes, "no idle worker to measure"
+    return max(sizes) / MB
+
+
+# 24,000 paragraphs (7.2 MB, just under MAIN_CONTENT_MAX_ELEMENTS): picking out their main
+# content takes a worker 230-290 MB past its own memory, converting the page whole under 135 MB.
+BIG_PARAGRAPHS = 24000
+
+
 async def test_conversion_memory_cap_kills_the_worker_and_the_server_goes_on(origin: Origin) -> None:
-    big = origin.serve("/big", article(20000, "Big"))
+    big = origin.serve("/big", article(BIG_PARAGRAPHS, "Big"))
     quick = origin.serve("/quick", article(5, "Quick"))
-    async with in_memory(timeout=60.0, conversion_max_mb=150.0) as (client, server):
+    cap = round(await worker_memory_mb(origin) + 60)
+    async with in_memory(timeout=60.0, conversion_max_mb=float(cap)) as (client, server):
         result = await client.call_tool("web_fetch", {"url": big})
         assert error_code(result) == "too_large"
-        assert "150 MB" in text_of(result) and "MCP_WEB_CONVERSION_MAX_MB" in text_of(result)
+        assert f"{cap} MB" in text_of(result) and "MCP_WEB_CONVERSION_MAX_MB" in text_of(result)
         # Two workers: the main content's, then the whole page's, which needs less but too much.
         assert converters_of(server).status().killed == 2  # type: ignore[union-attr]
         answer = await client.call_tool("web_fetch", {"url": quick})
@@ -219,10 +244,9 @@ async def test_conversion_memory_cap_kills_the_worker_and_the_server_goes_on(ori
 
 
 async def test_main_content_past_the_memory_cap_gives_the_whole_page(origin: Origin) -> None:
-    # Here 8,000 paragraphs (2.4 MB) take a worker past 180 MB for their main content, and to
-    # under 140 MB whole (most of it the worker's own): the cap sits between the two.
-    wide = origin.serve("/wide", article(8000, "Wide"))
-    async with in_memory(timeout=60.0, conversion_max_mb=160.0) as (client, server):
+    wide = origin.serve("/wide", article(BIG_PARAGRAPHS, "Wide"))
+    cap = await worker_memory_mb(origin) + 180  # between the two figures above, 50 MB from each
+    async with in_memory(timeout=60.0, conversion_max_mb=cap) as (client, server):
         result = await client.call_tool("web_fetch", {"url": wide, "max_length": 2000})
         assert not result.is_error, text_of(result)
         assert converters_of(server).status().killed == 1  # type: ignore[union-attr]

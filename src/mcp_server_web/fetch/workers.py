@@ -252,6 +252,9 @@ class ConversionPool:
     def busy_pids(self) -> list[int]:
         return [worker.pid for worker in self._busy]
 
+    def idle_pids(self) -> list[int]:
+        return [worker.pid for worker in self._idle]
+
     async def warm_up(self) -> None:
         """Start the fork server and one worker ahead of the first page; never fails.
 
