@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import lxml.html
 
 from mcp_server_web.fetch.doc.blocks import Block, Segmentation
+from mcp_server_web.fetch.doc.selection import declared_types
 
 # Class and id words, in groups. A block's feature for a group is how many levels up the nearest
 # element named with one of its words is (0: the block itself), or FAR when none is.
@@ -304,8 +305,6 @@ COMMENTS_HEADING = re.compile(
 _NAME_SPLIT = re.compile(r"[-_\s:/.]+|(?<=[a-z])(?=[A-Z])")
 _SENTENCE_END = re.compile(r"[.!?。！？]")
 _DIGITS = re.compile(r"\d")
-_LD_TYPE = re.compile(r'"@type"\s*:\s*(\[[^\]]*\]|"[^"]*")')
-_QUOTED = re.compile(r'"([^"]+)"')
 
 ANCESTOR_LEVELS = 3
 """Sizes of the elements holding the block are read this many levels up."""
@@ -374,19 +373,8 @@ CATEGORICAL: frozenset[str] = frozenset({"tag"})
 
 def page_types(root: lxml.html.HtmlElement) -> frozenset[str]:
     """The schema.org and OpenGraph types the page declares (call before its scripts go)."""
-    types: set[str] = set()
-    for script in root.iter("script"):
-        if (script.get("type") or "").strip().lower() == "application/ld+json" and script.text:
-            for match in _LD_TYPE.finditer(script.text):
-                types.update(_QUOTED.findall(match.group(1)))
-    for element in root.iter("meta"):
-        if (element.get("property") or element.get("name") or "").lower() == "og:type":
-            types.add((element.get("content") or "").strip().lower())
-    for element in root.iter():
-        itemtype = element.get("itemtype") if isinstance(element.tag, str) else None
-        if itemtype:
-            types.update(value.rstrip("/").rsplit("/", 1)[-1] for value in itemtype.split())
-    return frozenset(types)
+    schema, og_types = declared_types(root)
+    return frozenset((*schema, *og_types))
 
 
 @dataclass(slots=True)

@@ -600,20 +600,29 @@ def _og_kind(og_type: str) -> str:
     return "Article" if og_type == "article" else ""
 
 
-def page_kinds(root: lxml.html.HtmlElement) -> frozenset[str]:
-    """What the page says it is, from JSON-LD, og:type and microdata: "product" for the page of
-    one product, "article" for a story or post (and not a list of them). Call before scripts go."""
-    types: list[str] = []
+def declared_types(root: lxml.html.HtmlElement) -> tuple[list[str], list[str]]:
+    """The types the page declares: schema.org's (JSON-LD @type and microdata itemtype, in that
+    order, one entry per declaration) and its og:type values. Call before the scripts go."""
+    schema: list[str] = []
     for script in root.iter("script"):
         if (script.get("type") or "").strip().lower() == "application/ld+json" and script.text:
             for match in _LD_TYPE.finditer(script.text):
-                types.extend(_QUOTED.findall(match.group(1)))
-    for element in root.iter("meta"):
-        if (element.get("property") or element.get("name") or "").lower() == "og:type":
-            og_type = (element.get("content") or "").strip().lower()
-            types.append(_og_kind(og_type))
+                schema.extend(_QUOTED.findall(match.group(1)))
+    og_types = [
+        (element.get("content") or "").strip().lower()
+        for element in root.iter("meta")
+        if (element.get("property") or element.get("name") or "").lower() == "og:type"
+    ]
     for element in root.xpath("//*[@itemtype]"):
-        types.append((element.get("itemtype") or "").rstrip("/").rsplit("/", 1)[-1])
+        schema.append((element.get("itemtype") or "").rstrip("/").rsplit("/", 1)[-1])
+    return schema, og_types
+
+
+def page_kinds(root: lxml.html.HtmlElement) -> frozenset[str]:
+    """What the page says it is, from JSON-LD, og:type and microdata: "product" for the page of
+    one product, "article" for a story or post (and not a list of them). Call before scripts go."""
+    schema, og_types = declared_types(root)
+    types = [*schema, *map(_og_kind, og_types)]
     kinds = set()
     listed = any(name in _LIST_TYPES for name in types)
     # A ProductGroup is one product in several variants (sizes, colours), each a Product of its
