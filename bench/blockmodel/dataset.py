@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from features import FEATURES, block_features, page_types, skeleton  # noqa: E402
+from features import FEATURES, block_features, page_types  # noqa: E402
 
 from mcp_server_web.fetch.doc import extract  # noqa: E402
 from mcp_server_web.fetch.doc.blocks import segment  # noqa: E402
@@ -142,7 +142,6 @@ def one(item: tuple[str, str, str, str], votes: bool) -> dict[str, Any] | None:
         "labels": label_blocks([block.tokens for block in blocks], gold),
         "btokens": [block.tokens for block in blocks],
         "gold": Counter(gold),
-        "skel": skeleton(segmentation, blocks),
     }
 
 

@@ -369,6 +369,7 @@ def _feature_names() -> tuple[str, ...]:
 FEATURES: tuple[str, ...] = _feature_names()
 """The names of the features, in the order of each row."""
 CATEGORICAL: frozenset[str] = frozenset({"tag"})
+"""Features that name a category rather than measure something."""
 
 
 def page_types(root: lxml.html.HtmlElement) -> frozenset[str]:
@@ -631,109 +632,6 @@ def _in_link(block: Block) -> bool:
             return True
         element = element.getparent()
     return False
-
-
-CONTEXT_LEVELS = 4
-CONTEXT: tuple[str, ...] = (
-    "p",
-    *(name for level in range(1, CONTEXT_LEVELS + 1) for name in (f"up{level}_p", f"up{level}_kept_share")),
-    "prev_p",
-    "prev2_p",
-    "next_p",
-    "next2_p",
-    "in_best",
-    "best_depth",
-    "in_kept_half",
-    "in_kept_most",
-    "shape_p",
-    "page_p",
-)
-"""The second reading's features: the first reading's keep probability of the block (``p``), and
-of what is around it, weighted by words."""
-
-
-@dataclass(frozen=True, slots=True)
-class Skeleton:
-    """The shape of a page's blocks, all the second reading needs: for each block in document
-    order, its parent's number (-1 for the root), depth, shape (its tag and class, and its
-    parent's) and words; and the numbers of the blocks with text, in order."""
-
-    parents: list[int]
-    depths: list[int]
-    shapes: list[str]
-    tokens: list[int]
-    text_blocks: list[int]
-
-
-def skeleton(segmentation: Segmentation, text_blocks: list[Block]) -> Skeleton:
-    blocks = segmentation.blocks
-    return Skeleton(
-        parents=[block.parent.index if block.parent is not None else -1 for block in blocks],
-        depths=[block.depth for block in blocks],
-        shapes=[_shape(block) for block in blocks],
-        tokens=[len(block.tokens) for block in blocks],
-        text_blocks=[block.index for block in text_blocks],
-    )
-
-
-def context_features(page: Skeleton, probabilities: list[float]) -> list[list[float]]:
-    """A row of CONTEXT for each of the page's blocks with text, from the first reading's
-    ``probabilities`` (one per block with text)."""
-    n = len(page.parents)
-    parents = page.parents
-    depths = page.depths
-    own_p = [0.0] * n
-    for index, p in zip(page.text_blocks, probabilities, strict=True):
-        own_p[index] = p
-    tokens = [float(count) for count in page.tokens]
-    kept = [own_p[i] * tokens[i] for i in range(n)]
-    sub_tokens = tokens[:]
-    sub_kept = kept[:]
-    sub_score = [(2 * own_p[i] - 1) * tokens[i] for i in range(n)]
-    for i in range(n - 1, 0, -1):
-        j = parents[i]
-        sub_tokens[j] += sub_tokens[i]
-        sub_kept[j] += sub_kept[i]
-        sub_score[j] += sub_score[i]
-    page_kept = max(sub_kept[0], 1e-9)
-    best = max(range(n), key=lambda i: (sub_score[i], depths[i]))
-    half = _innermost_holding(depths, sub_kept, 0.5 * page_kept)
-    most = _innermost_holding(depths, sub_kept, 0.8 * page_kept)
-    inside_best = _inside(parents, best)
-    inside_half = _inside(parents, half)
-    inside_most = _inside(parents, most)
-    shapes = page.shapes
-    shape_kept: dict[str, float] = {}
-    shape_tokens: dict[str, float] = {}
-    for i in page.text_blocks:
-        shape_kept[shapes[i]] = shape_kept.get(shapes[i], 0.0) + kept[i]
-        shape_tokens[shapes[i]] = shape_tokens.get(shapes[i], 0.0) + tokens[i]
-    page_p = sub_kept[0] / max(sub_tokens[0], 1.0)
-    rows: list[list[float]] = []
-    count = len(page.text_blocks)
-    for k, i in enumerate(page.text_blocks):
-        row = [own_p[i]]
-        j = i
-        for _ in range(CONTEXT_LEVELS):
-            j = parents[j] if parents[j] >= 0 else j
-            row.append(sub_kept[j] / max(sub_tokens[j], 1.0))
-            row.append(sub_kept[j] / page_kept)
-        row.extend(
-            (
-                probabilities[k - 1] if k > 0 else 0.0,
-                probabilities[k - 2] if k > 1 else 0.0,
-                probabilities[k + 1] if k + 1 < count else 0.0,
-                probabilities[k + 2] if k + 2 < count else 0.0,
-                float(inside_best[i]),
-                float(depths[i] - depths[best]),
-                float(inside_half[i]),
-                float(inside_most[i]),
-                shape_kept[shapes[i]] / max(shape_tokens[shapes[i]], 1.0),
-                page_p,
-            )
-        )
-        rows.append(row)
-    return rows
 
 
 def _innermost_holding(depths: list[int], sizes: list[float], least: float) -> int:

@@ -31,7 +31,9 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.model_selection import GroupKFold
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # the pickled pages name features.py's Skeleton
+sys.path.insert(0, str(HERE))
+
+from features import CATEGORICAL  # noqa: E402
 
 Page = dict[str, Any]
 Decide = Callable[[Page, Sequence[float]], list[bool]]
@@ -44,7 +46,7 @@ def model(features: Sequence[str], trees: int) -> HistGradientBoostingClassifier
         max_depth=8,
         min_samples_leaf=40,
         l2_regularization=1.0,
-        categorical_features=[name == "tag" for name in features],
+        categorical_features=[name in CATEGORICAL for name in features],
         random_state=0,
     )
 
