@@ -34,9 +34,8 @@ from urllib.parse import urlsplit
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from features import FEATURES, block_features, page_types  # noqa: E402
-
 from mcp_server_web.fetch.doc import extract  # noqa: E402
+from mcp_server_web.fetch.doc.block_features import FEATURES, block_features, page_types  # noqa: E402
 from mcp_server_web.fetch.doc.blocks import segment  # noqa: E402
 from mcp_server_web.fetch.doc.html_tree import body_of, clean_tree, parse_html  # noqa: E402
 

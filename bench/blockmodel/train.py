@@ -33,7 +33,7 @@ from sklearn.model_selection import GroupKFold
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from features import CATEGORICAL  # noqa: E402
+from mcp_server_web.fetch.doc.block_features import CATEGORICAL  # noqa: E402
 
 Page = dict[str, Any]
 Decide = Callable[[Page, Sequence[float]], list[bool]]

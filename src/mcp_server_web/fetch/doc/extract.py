@@ -1,11 +1,13 @@
 """HTML -> the page's main content -> Markdown, plain text or cleaned HTML.
 
 The page is parsed once with lxml, made safe (depth-limited) and cleaned (html_tree.py). For the
-main content, the page-level navigation, header, footer and sidebars are taken out first, then two
-extractors read it: readability-lxml (on our cleaned tree) and trafilatura (on the page as parsed).
-Their outputs are aligned with the page's blocks of text (blocks.py), and selection.py decides
-block by block what the main content is, from their votes and from the page itself (its <main>,
-class names, microdata, repeated cards).
+main content, the page-level navigation, header, footer and sidebars are taken out first, then
+readability-lxml reads it (on our cleaned tree) and its output is aligned with the page's blocks of
+text (blocks.py, coverage.py). A second vote comes from the block model (block_model.py, learned
+from WCXB's development split) and, only where it and readability disagree (see MODEL_AGREEMENT),
+from trafilatura (on the page as parsed). selection.py then decides block by block what the main
+content is, from the two votes and from the page itself (its <main>, class names, microdata,
+repeated cards).
 The tree is then cut down to the kept blocks, so headings, lists, tables, code blocks, links and
 images come out as they are on the page, and rendered (render.py).
 """
@@ -25,6 +27,8 @@ from lxml import etree
 from readability import Document
 from readability.readability import Unparseable
 
+from mcp_server_web.fetch.doc.block_features import page_types
+from mcp_server_web.fetch.doc.block_model import model_votes
 from mcp_server_web.fetch.doc.blocks import Block, Segmentation, prune, segment
 from mcp_server_web.fetch.doc.coverage import coverage
 from mcp_server_web.fetch.doc.embedded import PageScripts, page_scripts
@@ -33,6 +37,7 @@ from mcp_server_web.fetch.doc.html_tree import (
     body_of,
     clean_tree,
     drop,
+    is_data_table,
     page_title,
     parse_html,
     rough_chars,
@@ -42,7 +47,14 @@ from mcp_server_web.fetch.doc.metadata import page_metadata
 from mcp_server_web.fetch.doc.posts import Post, find_posts, write_bylines
 from mcp_server_web.fetch.doc.render import render_element
 from mcp_server_web.fetch.doc.sections import drop_emptied_headings, section_words
-from mcp_server_web.fetch.doc.selection import VOTE, Selection, page_kinds, select
+from mcp_server_web.fetch.doc.selection import (
+    VOTE,
+    Selection,
+    page_kinds,
+    select,
+    unvoted_structure,
+    vote_agreement,
+)
 from mcp_server_web.fetch.types import NO_METADATA, OutputFormat, PageMetadata
 
 logger = logging.getLogger(__name__)
@@ -52,6 +64,14 @@ MAIN_CONTENT_MAX_ELEMENTS = 25_000
 and costs about 7 KB and 50 us per element: a page with more elements than this (nearly three times the
 largest of the 724 benchmark pages, after clean-up) is converted whole, with a warning, so that
 one huge page cannot take hundreds of megabytes and seconds of CPU."""
+
+MODEL_AGREEMENT = 0.8
+"""trafilatura reads the page only when the block model's vote and readability's agree on less than
+this share of the words either keeps (vote_agreement), or when neither keeps a table or a block of
+code inside what they keep (selection.unvoted_structure): on most articles they agree, and the
+model's vote is then as good as trafilatura's; on listings, product pages and threads, where they
+part, trafilatura's rules decide better than the model alone (see the README's model card). The
+model, trained on words, does not learn to keep a table of figures or a one-line command."""
 
 SLIVER_SHARE = 0.2
 SLIVER_MIN_CHARS = 1000
@@ -174,7 +194,7 @@ def _sliver_warning(reading: _Reading, visible: int) -> tuple[str, ...]:
     (see SLIVER_SHARE), or nothing."""
     if visible < SLIVER_MIN_CHARS or reading.kept_chars >= SLIVER_SHARE * visible:
         return ()
-    larger = max(reading.readability_chars, reading.trafilatura_chars)
+    larger = max(reading.readability_chars, reading.second_chars)
     disagree = not reading.article or larger >= 2 * reading.kept_chars
     if not disagree and reading.chrome_prose < LANDMARK_WRAPPER_SHARE * reading.prose:
         return ()
@@ -205,7 +225,8 @@ class _Reading:
     """Whether any block with text was kept, hidden ones included."""
     kept_chars: int
     readability_chars: int
-    trafilatura_chars: int
+    second_chars: int
+    """What the second vote (the block model's or trafilatura's) keeps."""
     chrome_prose: int
     prose: int
     """Text outside links in the page, and in its page-level navigation, header, footer and
@@ -236,7 +257,7 @@ def _keep_main_content(root: lxml.html.HtmlElement, url: str) -> _Reading:
         kept_any=any(block.chars for block in selection.kept),
         kept_chars=chars(selection.kept),
         readability_chars=chars(b for b, share in votes[0].items() if share >= VOTE),
-        trafilatura_chars=chars(b for b, share in votes[1].items() if share >= VOTE),
+        second_chars=chars(b for b, share in votes[1].items() if share >= VOTE),
         chrome_prose=chrome_prose,
         prose=prose_before,
     )
@@ -257,47 +278,101 @@ def _visible_chars(root: lxml.html.HtmlElement) -> int:
     return max(text_chars(body) - hidden, 0)
 
 
+@dataclass(frozen=True, slots=True)
+class FirstReading:
+    """The page as readability alone reads it, and what else the votes and the selection need."""
+
+    segmentation: Segmentation
+    readability: dict[Block, float]
+    """Each block's share of words in readability's output (coverage.py)."""
+    summary: lxml.html.HtmlElement | None
+    """readability's output, handed to trafilatura if it runs (see _shared_readability)."""
+    kinds: frozenset[str]
+    declared: frozenset[str]
+    posts: list[Post]
+    main: lxml.html.HtmlElement | None
+    """The page's one outermost <main> / role=main element, if it has one."""
+    chrome: frozenset[str]
+    """The numbers of the page-level landmarks set aside as chrome (see _chrome_landmarks)."""
+
+
+def first_reading(root: lxml.html.HtmlElement, raw: lxml.html.HtmlElement, prose: int) -> FirstReading:
+    """Set the page-level navigation, header, footer and sidebars aside from ``root`` (the cleaned
+    tree, its hidden elements marked), read it with readability and cut it into blocks.
+
+    ``raw`` is the tree as parsed (read here for what the page declares itself to be, before its
+    scripts go) and ``prose`` the text outside links in ``root``.
+    """
+    kinds = page_kinds(raw)
+    declared = page_types(raw)
+    chrome = frozenset(element.get(_LANDMARK) or "" for element in _chrome_landmarks(root, prose))
+    for element in _NUMBERED_LANDMARKS(root):
+        if element.get(_LANDMARK) in chrome:
+            drop(element)
+        else:
+            del element.attrib[_LANDMARK]
+    summary = _readability_summary(root)
+    readability_text = summary.text_content() if summary is not None else ""
+    posts = find_posts(body_of(root), kinds)  # their bylines go into what is kept, once cut down
+    segmentation = segment(body_of(root))
+    mains = _MAIN_ELEMENTS(root)
+    outermost = [element for element in mains if not any(a in mains for a in element.iterancestors())]
+    return FirstReading(
+        segmentation=segmentation,
+        readability=coverage(segmentation, readability_text),
+        summary=summary,
+        kinds=kinds,
+        declared=declared,
+        posts=posts,
+        main=outermost[0] if len(outermost) == 1 else None,
+        chrome=chrome,
+    )
+
+
 def _choose(
     root: lxml.html.HtmlElement, raw: lxml.html.HtmlElement, url: str, prose: int
 ) -> tuple[Segmentation, Selection, tuple[dict[Block, float], dict[Block, float]], list[Post]]:
-    """The page's blocks, the selection of its main content, the two extractors' votes, and the
-    posts of the page if it is a thread.
+    """The page's blocks, the selection of its main content, the two votes (readability's, then the
+    block model's or trafilatura's), and the posts of the page if it is a thread.
 
     ``root`` is the cleaned tree (its hidden elements marked), ``raw`` the tree as parsed, and
     ``prose`` the text outside links in ``root``; both lose their page-level navigation, header,
     footer and sidebars here, which are never main content, and which would only cost the
     extractors and the selection time.
     """
-    kinds = page_kinds(raw)  # before its scripts go
-    # What trafilatura would remove first anyway, and copies several times before it does; the
-    # JSON-LD stays (it tells forum threads apart).
+    first = first_reading(root, raw, prose)
+    segmentation = first.segmentation
+    second = model_votes(segmentation, first.readability, first.declared)
+    blocks = segmentation.blocks
+    if vote_agreement(blocks, first.readability, second) < MODEL_AGREEMENT or unvoted_structure(
+        blocks, first.readability, second
+    ):
+        second = coverage(
+            segmentation, _trafilatura_text(_for_trafilatura(raw, first.chrome), url, first.summary)
+        )
+    selection = select(
+        segmentation,
+        readability=first.readability,
+        second=second,
+        main=first.main,
+        kinds=first.kinds,
+    )
+    return segmentation, selection, (first.readability, second), first.posts
+
+
+def _for_trafilatura(raw: lxml.html.HtmlElement, chrome: frozenset[str]) -> lxml.html.HtmlElement:
+    """The tree as parsed, less its page-level chrome, and less what trafilatura would remove first
+    anyway and copies several times before it does (the JSON-LD stays: it tells forum threads apart)."""
     etree.strip_elements(raw, "style", "svg", "template", with_tail=False)
     for script in list(raw.iter("script")):
         if (script.get("type") or "").strip().lower() != "application/ld+json":
             drop(script)
-    chrome = {element.get(_LANDMARK) for element in _chrome_landmarks(root, prose)}
-    for tree in (root, raw):
-        for element in _NUMBERED_LANDMARKS(tree):
-            if element.get(_LANDMARK) in chrome:
-                drop(element)
-            else:
-                del element.attrib[_LANDMARK]
-    # readability first: trafilatura is handed its result (see _shared_readability).
-    readability_text = _readability_text(root)
-    trafilatura_text = _trafilatura_text(raw, url)
-    posts = find_posts(body_of(root), kinds)  # their bylines go into what is kept, once cut down
-    segmentation = segment(body_of(root))
-    votes = (coverage(segmentation, readability_text), coverage(segmentation, trafilatura_text))
-    mains = _MAIN_ELEMENTS(root)
-    outermost = [element for element in mains if not any(a in mains for a in element.iterancestors())]
-    selection = select(
-        segmentation,
-        readability=votes[0],
-        trafilatura=votes[1],
-        main=outermost[0] if len(outermost) == 1 else None,
-        kinds=kinds,
-    )
-    return segmentation, selection, votes, posts
+    for element in _NUMBERED_LANDMARKS(raw):
+        if element.get(_LANDMARK) in chrome:
+            drop(element)
+        else:
+            del element.attrib[_LANDMARK]
+    return raw
 
 
 def _chrome_landmarks(root: lxml.html.HtmlElement, prose: int) -> list[lxml.html.HtmlElement]:
@@ -326,14 +401,8 @@ def _prose_chars(element: lxml.html.HtmlElement) -> int:
 # --- readability ---------------------------------------------------------------------------------
 
 
-def _readability_text(root: lxml.html.HtmlElement) -> str:
-    """The text of readability's main content (it works on its own copy of the tree)."""
-    summary = _readability_summary(root)
-    _shared.readability = summary  # for trafilatura's fallback (see _shared_readability)
-    return summary.text_content() if summary is not None else ""
-
-
 def _readability_summary(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+    """readability's main content, as the element it built (it works on its own copy of the tree)."""
     reader = _Readability(root)
     try:
         summary = reader.summary(html_partial=True)
@@ -381,7 +450,7 @@ class _Readability(Document):  # type: ignore[misc]  # readability-lxml ships no
         allowed: dict[lxml.html.HtmlElement, bool] = super().get_preserved_elements(node)
         kept_code: set[lxml.html.HtmlElement] = set()
         for block in node.iter("table", "pre"):  # in document order: outer blocks first
-            if block.tag == "table" and not _is_data_table(block):
+            if block.tag == "table" and not is_data_table(block):
                 continue
             if block.tag == "pre":
                 # A <pre> inside a kept <pre> is kept with it; measuring it again for every
@@ -398,21 +467,13 @@ class _Readability(Document):  # type: ignore[misc]  # readability-lxml ships no
         return allowed
 
 
-def _is_data_table(table: lxml.html.HtmlElement) -> bool:
-    """A table of data, not one for page layout: header cells or a grid, and no nested tables."""
-    if table.get("role") == "presentation" or table.find(".//table") is not None:
-        return False
-    if table.find(".//th") is not None:
-        return True
-    rows = table.findall(".//tr")
-    return len(rows) >= 2 and any(len(row.findall("td")) >= 2 for row in rows)
-
-
 # --- trafilatura ---------------------------------------------------------------------------------
 
 
-def _trafilatura_text(raw: lxml.html.HtmlElement, url: str) -> str:
-    """The text of trafilatura's main content (comments left out, tables and images kept)."""
+def _trafilatura_text(raw: lxml.html.HtmlElement, url: str, readability: lxml.html.HtmlElement | None) -> str:
+    """The text of trafilatura's main content (comments left out, tables and images kept);
+    ``readability`` is readability's on the same page (see _shared_readability)."""
+    _shared.readability = readability
     try:
         document = trafilatura.bare_extraction(
             raw, url=url or None, include_comments=False, include_tables=True, include_images=True

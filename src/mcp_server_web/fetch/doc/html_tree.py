@@ -290,6 +290,16 @@ def _clamp_span(cell: lxml.html.HtmlElement, name: str, most: int) -> int:
     return span
 
 
+def is_data_table(table: lxml.html.HtmlElement) -> bool:
+    """A table of data, not one for page layout: header cells or a grid, and no nested tables."""
+    if table.get("role") == "presentation" or table.find(".//table") is not None:
+        return False
+    if table.find(".//th") is not None:
+        return True
+    rows = table.findall(".//tr")
+    return len(rows) >= 2 and any(len(row.findall("td")) >= 2 for row in rows)
+
+
 def table_rows(table: lxml.html.HtmlElement) -> Iterator[lxml.html.HtmlElement]:
     """A table's own rows, in order (not those of tables nested in its cells)."""
     for child in table:

@@ -1,9 +1,10 @@
-"""Which blocks of a page are its main content, from two extractors' votes and the page itself.
+"""Which blocks of a page are its main content, from two votes and the page itself.
 
-Two extractors each say which text they think is the main content: readability-lxml (the
-element with the best-scoring paragraphs, with its siblings) and trafilatura (rules over class
-names and tags, link density, and its own fallbacks). Their outputs are aligned with the page's
-blocks (coverage.py), so every block carries two votes. The page then goes one of two ways:
+Two readers each say which text they think is the main content: readability-lxml (the element
+with the best-scoring paragraphs, with its siblings), and the block model (block_model.py) or,
+where the model and readability disagree, trafilatura (rules over class names and tags, link
+density, and its own fallbacks). The extractors' outputs are aligned with the page's blocks
+(coverage.py), so every block carries two votes. The page then goes one of two ways:
 
 * Article mode, when the two agree on most of what they keep: a story, a post, a documentation
   page. The content is what they keep inside the element that holds most of it (the container),
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 import lxml.html
 
 from mcp_server_web.fetch.doc.blocks import Block, Segmentation, trigrams
+from mcp_server_web.fetch.doc.html_tree import is_data_table
 
 # The constants below were set by looking at the failures on two page sets (news articles, and
 # seven types of pages); round values, each a plain statement about pages rather than a fit.
@@ -127,26 +129,22 @@ def select(
     segmentation: Segmentation,
     *,
     readability: dict[Block, float],
-    trafilatura: dict[Block, float],
+    second: dict[Block, float],
     main: lxml.html.HtmlElement | None,
     kinds: frozenset[str] = frozenset(),
 ) -> Selection:
     """The blocks that are the page's main content (see the module docstring).
 
-    ``readability`` and ``trafilatura`` give each block's share of words found in that
-    extractor's output (coverage.py). ``main`` is the page's one outermost <main> /
-    role=main element if it has one; ``kinds`` is what page_kinds says.
+    ``readability`` and ``second`` give each block's vote: readability's, its share of words found
+    in readability's output (coverage.py), and the second reader's, the block model's or
+    trafilatura's. ``main`` is the page's one outermost <main> / role=main element if it has one;
+    ``kinds`` is what page_kinds says.
     """
     blocks = segmentation.blocks
     facts = _Facts(blocks, main)
     in_r = [readability.get(block, 0.0) >= VOTE for block in blocks]
-    in_t = [trafilatura.get(block, 0.0) >= VOTE for block in blocks]
-    both = either = 0
-    for block, r, t in zip(blocks, in_r, in_t, strict=True):
-        if not block.hidden:
-            n = len(block.tokens)
-            both += n if r and t else 0
-            either += n if r or t else 0
+    in_t = [second.get(block, 0.0) >= VOTE for block in blocks]
+    both, either = _agreed_words(blocks, in_r, in_t)
     article = bool(either) and both >= AGREEMENT_FOR_ARTICLE * either
     if (
         article
@@ -159,6 +157,56 @@ def select(
     else:
         kept = _without_hidden_copies(_region(blocks, facts, in_r, in_t, kinds))
     return Selection(_without_current_entries(kept), article=article)
+
+
+def vote_agreement(blocks: list[Block], first: dict[Block, float], second: dict[Block, float]) -> float:
+    """The share of the visible words either vote keeps that both keep (0 when neither keeps any)."""
+    both, either = _agreed_words(
+        blocks,
+        [first.get(block, 0.0) >= VOTE for block in blocks],
+        [second.get(block, 0.0) >= VOTE for block in blocks],
+    )
+    return both / either if either else 0.0
+
+
+_CELL_TAGS = frozenset({"td", "th", "caption"})
+
+
+def unvoted_structure(blocks: list[Block], first: dict[Block, float], second: dict[Block, float]) -> bool:
+    """Whether the page holds a block of code (<pre>) or a cell of a data table with text that
+    neither vote keeps: few words, often a page's point (a one-line install command, a product's
+    specifications), and what a reader that scores paragraphs (readability) drops."""
+    tables: dict[lxml.html.HtmlElement, bool] = {}
+    for block in blocks:
+        if (
+            not block.tokens
+            or block.hidden
+            or first.get(block, 0.0) >= VOTE
+            or second.get(block, 0.0) >= VOTE
+        ):
+            continue
+        tag = block.element.tag
+        if tag == "pre":
+            return True
+        if tag in _CELL_TAGS:
+            table = next(block.element.iterancestors("table"), None)
+            if table is not None:
+                if table not in tables:
+                    tables[table] = is_data_table(table)
+                if tables[table]:
+                    return True
+    return False
+
+
+def _agreed_words(blocks: list[Block], in_a: list[bool], in_b: list[bool]) -> tuple[int, int]:
+    """Visible words both votes keep, and words either keeps."""
+    both = either = 0
+    for block, a, b in zip(blocks, in_a, in_b, strict=True):
+        if not block.hidden:
+            n = len(block.tokens)
+            both += n if a and b else 0
+            either += n if a or b else 0
+    return both, either
 
 
 # --- article mode ----------------------------------------------------------------------------

@@ -451,8 +451,8 @@ def _inline_names(block: Block) -> set[str]:
 def _shape(block: Block) -> str:
     element = block.element
     parent = element.getparent()
-    parent_part = f"{parent.tag}.{parent.get('class') or ''}" if parent is not None else ""
-    return f"{parent_part}>{element.tag}.{element.get('class') or ''}"
+    parent_part = f"{parent.tag!s}.{parent.get('class') or ''}" if parent is not None else ""
+    return f"{parent_part}>{element.tag!s}.{element.get('class') or ''}"
 
 
 def block_features(
@@ -532,7 +532,7 @@ def block_features(
         count = len(tokens)
         words = text.split()
         own = [
-            float(TAG_CATEGORY.get(block.element.tag, 0)),
+            float(TAG_CATEGORY.get(str(block.element.tag), 0)),
             float(count),
             float(len(text)),
             block.link_density,
