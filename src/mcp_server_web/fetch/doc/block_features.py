@@ -19,6 +19,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 import lxml.html
+import numpy as np
+import numpy.typing as npt
 
 from mcp_server_web.fetch.doc.blocks import Block, Segmentation
 from mcp_server_web.fetch.doc.selection import declared_types
@@ -380,12 +382,16 @@ def page_types(root: lxml.html.HtmlElement) -> frozenset[str]:
 
 @dataclass(slots=True)
 class _Around:
-    """What a block inherits from the elements around it: levels up to the nearest of each kind."""
+    """What a block inherits from the elements around it: the block level (Block.depth) of the
+    nearest element of each word group, landmark and item type (NONE: none), shared with the
+    parent block when the block itself adds none."""
 
-    words: list[int]
-    landmarks: list[int]
-    items: list[int]
+    marks: tuple[int, ...]
     in_text_prop: int
+
+
+NONE = -(10**6)
+"""The level of a kind of element not found around the block (far above the page's root)."""
 
 
 def _names(element: lxml.html.HtmlElement) -> set[str]:
@@ -396,44 +402,44 @@ def _names(element: lxml.html.HtmlElement) -> set[str]:
 
 
 _GROUPS = tuple(WORD_GROUPS.values())
+_WORD_GROUP_INDEX: dict[str, tuple[int, ...]] = {
+    word: tuple(i for i, group in enumerate(_GROUPS) if word in group) for group in _GROUPS for word in group
+}
+"""For each class or id word, the word groups it is in."""
 _LANDMARK_GROUPS = tuple(LANDMARK_TAGS.items())
 _LANDMARK_INDEX = {name: i for i, name in enumerate(LANDMARK_TAGS)}
 _ITEM_GROUPS = tuple(ITEM_TYPES.values())
+_MARKS = len(_GROUPS) + len(_LANDMARK_GROUPS) + len(_ITEM_GROUPS)
+_NO_MARKS = (NONE,) * _MARKS
 
 
 def _around(block: Block, parent: _Around | None, inline_names: set[str]) -> _Around:
     element = block.element
-    names = _names(element) | inline_names
-    if parent is None:
-        words = [FAR] * len(_GROUPS)
-        landmarks = [FAR] * len(_LANDMARK_GROUPS)
-        items = [FAR] * len(_ITEM_GROUPS)
-        in_text_prop = 0
-    else:
-        words = [min(level + 1, FAR) for level in parent.words]
-        landmarks = [min(level + 1, FAR) for level in parent.landmarks]
-        items = [min(level + 1, FAR) for level in parent.items]
-        in_text_prop = parent.in_text_prop
-    if names:
-        for i, group in enumerate(_GROUPS):
-            if not names.isdisjoint(group):
-                words[i] = 0
+    names = _names(element) | inline_names if inline_names else _names(element)
+    inherited = parent.marks if parent is not None else _NO_MARKS
+    in_text_prop = parent.in_text_prop if parent is not None else 0
+    found: list[int] = []
+    for name in names:
+        found.extend(_WORD_GROUP_INDEX.get(name, ()))
     tag = element.tag
-    for i, (_, tags) in enumerate(_LANDMARK_GROUPS):
-        if tag in tags:
-            landmarks[i] = 0
+    offset = len(_GROUPS)
+    found.extend(offset + i for i, (_, tags) in enumerate(_LANDMARK_GROUPS) if tag in tags)
     role = element.get("role")
     if role and role.strip().lower() in ROLES:
-        landmarks[_LANDMARK_INDEX[ROLES[role.strip().lower()]]] = 0
+        found.append(offset + _LANDMARK_INDEX[ROLES[role.strip().lower()]])
     itemtype = element.get("itemtype")
     if itemtype:
         declared = {value.rstrip("/").rsplit("/", 1)[-1] for value in itemtype.split()}
-        for i, group in enumerate(_ITEM_GROUPS):
-            if not declared.isdisjoint(group):
-                items[i] = 0
+        offset += len(_LANDMARK_GROUPS)
+        found.extend(offset + i for i, group in enumerate(_ITEM_GROUPS) if not declared.isdisjoint(group))
     if element.get("itemprop") in TEXT_PROPS:
         in_text_prop = 1
-    return _Around(words, landmarks, items, in_text_prop)
+    if not found:
+        return _Around(inherited, in_text_prop)
+    marks = list(inherited)
+    for i in found:
+        marks[i] = block.depth
+    return _Around(tuple(marks), in_text_prop)
 
 
 def _inline_names(block: Block) -> set[str]:
@@ -457,7 +463,7 @@ def _shape(block: Block) -> str:
 
 def block_features(
     segmentation: Segmentation, declared: frozenset[str]
-) -> tuple[list[Block], list[list[float]]]:
+) -> tuple[list[Block], npt.NDArray[np.float64]]:
     """The blocks with text (not the page's root) and a row of FEATURES for each."""
     blocks = segmentation.blocks
     n = len(blocks)
@@ -492,10 +498,10 @@ def block_features(
     shapes = [_shape(block) for block in blocks]
     shape_counts = Counter(shapes)
     text_counts = Counter(block.text for block in blocks if block.tokens)
-    sibling_shapes: list[Counter[str]] = [Counter() for _ in range(n)]
+    sibling_shapes: Counter[tuple[int, str]] = Counter()
     for block in blocks:
         if block.parent is not None:
-            sibling_shapes[block.parent.index][shapes[block.index]] += 1
+            sibling_shapes[block.parent.index, shapes[block.index]] += 1
 
     declared_row = [1.0 if not declared.isdisjoint(group) else 0.0 for group in PAGE_TYPES.values()]
     h1s = sum(1 for block in blocks if block.element.tag == "h1" and block.tokens)
@@ -511,6 +517,8 @@ def block_features(
     text_blocks = [block for block in blocks if block.tokens and block.parent is not None]
     neighbour = {block.index: k for k, block in enumerate(text_blocks)}
     rows: list[list[float]] = []
+    marks: list[tuple[int, ...]] = []
+    levels: list[int] = []
     chars_before = 0
     first_h1: int | None = None
     heading_other = 0.0
@@ -579,7 +587,7 @@ def block_features(
         shape = shapes[block.index]
         repeats = [
             float(len(parent.children)),
-            float(sibling_shapes[parent.index][shape]),
+            float(sibling_shapes[parent.index, shape]),
             float(shape_counts[shape]),
             float(text_counts[text]),
             sub_tokens[block.index] / page_tokens,
@@ -598,21 +606,28 @@ def block_features(
             float(len(after.tokens)) if after else 0.0,
             after.link_density if after else 0.0,
         ]
-        rows.append(
-            [
-                *own,
-                *where,
-                *map(float, around.words),
-                *map(float, around.landmarks),
-                *map(float, around.items),
-                *ups,
-                *repeats,
-                *container,
-                *neighbours,
-                *page_row,
-            ]
-        )
-    return text_blocks, rows
+        rows.append([*own, *where, *ups, *repeats, *container, *neighbours, *page_row])
+        marks.append(around.marks)
+        levels.append(block.depth)
+    return text_blocks, _with_distances(rows, marks, levels)
+
+
+_FIRST_MARK = FEATURES.index(f"word_{next(iter(WORD_GROUPS))}")
+"""Where the distances (word groups, then landmarks, then item types) sit among FEATURES."""
+
+
+def _with_distances(
+    rows: list[list[float]], marks: list[tuple[int, ...]], levels: list[int]
+) -> npt.NDArray[np.float64]:
+    """``rows`` with, in their place among FEATURES, how many block levels up the nearest element of
+    each word group, landmark and item type is (FAR when none is, or it is further)."""
+    count = len(rows)
+    base = np.array(rows, dtype=np.float64).reshape(count, len(FEATURES) - _MARKS)
+    up = np.array(levels, dtype=np.int64).reshape(count, 1) - np.array(marks, dtype=np.int64).reshape(
+        count, _MARKS
+    )
+    distances = np.minimum(up, FAR).astype(np.float64)
+    return np.concatenate((base[:, :_FIRST_MARK], distances, base[:, _FIRST_MARK:]), axis=1)
 
 
 PROSE_TOKENS = 10

@@ -39,9 +39,12 @@ class ModelFileError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class BlockModel:
-    """Trees as (tree, node) arrays; a leaf's feature is -1 and its children are itself."""
+    """All trees' nodes in flat arrays, tree after tree (``roots`` says where each tree starts); a
+    leaf reads input 0 and its children are itself, so that every row can take the same number of
+    steps (``depth``) down every tree at once."""
 
     baseline: float
+    roots: npt.NDArray[np.intp]
     feature: npt.NDArray[np.intp]
     threshold: npt.NDArray[np.float64]
     left: npt.NDArray[np.intp]
@@ -49,22 +52,20 @@ class BlockModel:
     value: npt.NDArray[np.float64]
     depth: int
 
-    def probabilities(self, rows: Sequence[Sequence[float]]) -> list[float]:
+    def probabilities(self, rows: Sequence[Sequence[float]] | npt.NDArray[np.float64]) -> list[float]:
         """The probability of each row (one per block, INPUTS in order) being main content."""
-        if not rows:
+        if len(rows) == 0:
             return []
         x = np.asarray(rows, dtype=np.float64)
-        count, trees = x.shape[0], self.feature.shape[0]
-        tree = np.arange(trees)[None, :]
-        row = np.arange(count)[:, None]
-        node = np.zeros((count, trees), dtype=np.intp)
+        width = x.shape[1]
+        flat = x.ravel()
+        starts = (np.arange(x.shape[0], dtype=np.intp) * width)[:, None]
+        node = np.broadcast_to(self.roots, (x.shape[0], self.roots.shape[0]))
         for _ in range(self.depth):
-            feature = self.feature[tree, node]
-            # A leaf's feature is -1: it reads the last input, and goes to itself either way.
-            go_left = x[row, feature] <= self.threshold[tree, node]
-            node = np.where(go_left, self.left[tree, node], self.right[tree, node])
-        raw = self.baseline + self.value[tree, node].sum(axis=1)
-        return [float(p) for p in 1.0 / (1.0 + np.exp(-raw))]
+            go_left = flat[starts + self.feature[node]] <= self.threshold[node]
+            node = np.where(go_left, self.left[node], self.right[node])
+        raw = self.baseline + self.value[node].sum(axis=1)
+        return (1.0 / (1.0 + np.exp(-raw))).tolist()  # type: ignore[no-any-return]
 
 
 def load(text: str) -> BlockModel:
@@ -76,30 +77,29 @@ def load(text: str) -> BlockModel:
             "with bench/blockmodel/build_model.py"
         )
     trees = data["trees"]
-    width = max(len(tree["feature"]) for tree in trees)
-    shape = (len(trees), width)
-    feature = np.full(shape, -1, dtype=np.intp)
-    threshold = np.zeros(shape, dtype=np.float64)
-    left = np.zeros(shape, dtype=np.intp)
-    right = np.zeros(shape, dtype=np.intp)
-    value = np.zeros(shape, dtype=np.float64)
-    for i, tree in enumerate(trees):
-        n = len(tree["feature"])
-        feature[i, :n] = tree["feature"]
-        threshold[i, :n] = tree["threshold"]
-        left[i, :n] = tree["left"]
-        right[i, :n] = tree["right"]
-        value[i, :n] = tree["value"]
-        for j in range(n):
-            if tree["feature"][j] < 0:
-                left[i, j] = right[i, j] = j
+    sizes = [len(tree["feature"]) for tree in trees]
+    roots = np.cumsum([0, *sizes[:-1]]).astype(np.intp)
+    feature: list[int] = []
+    threshold: list[float] = []
+    left: list[int] = []
+    right: list[int] = []
+    value: list[float] = []
+    for root, tree in zip(roots.tolist(), trees, strict=True):
+        for i, node_feature in enumerate(tree["feature"]):
+            leaf = node_feature < 0
+            feature.append(0 if leaf else node_feature)
+            threshold.append(tree["threshold"][i])
+            left.append(root + i if leaf else root + tree["left"][i])
+            right.append(root + i if leaf else root + tree["right"][i])
+            value.append(tree["value"][i])
     return BlockModel(
         baseline=float(data["baseline"]),
-        feature=feature,
-        threshold=threshold,
-        left=left,
-        right=right,
-        value=value,
+        roots=roots,
+        feature=np.array(feature, dtype=np.intp),
+        threshold=np.array(threshold, dtype=np.float64),
+        left=np.array(left, dtype=np.intp),
+        right=np.array(right, dtype=np.intp),
+        value=np.array(value, dtype=np.float64),
         depth=int(data["depth"]),
     )
 
@@ -117,11 +117,12 @@ def shipped_model() -> BlockModel:
 
 def model_inputs(
     segmentation: Segmentation, readability: dict[Block, float], declared: frozenset[str]
-) -> tuple[list[Block], list[list[float]]]:
+) -> tuple[list[Block], npt.NDArray[np.float64]]:
     """The blocks with text and a row of INPUTS for each; ``readability`` is readability's vote
     (coverage.py) and ``declared`` the types the page declares (block_features.page_types)."""
     blocks, rows = block_features(segmentation, declared)
-    return blocks, [[*row, readability.get(block, 0.0)] for block, row in zip(blocks, rows, strict=True)]
+    votes = np.array([readability.get(block, 0.0) for block in blocks], dtype=np.float64)
+    return blocks, np.column_stack((rows, votes))
 
 
 def model_votes(
