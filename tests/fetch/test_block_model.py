@@ -49,7 +49,7 @@ def test_the_shipped_model_reads_the_inputs_the_code_gives() -> None:
 def test_a_model_file_for_other_inputs_is_refused() -> None:
     data = _shipped()
     data["inputs"] = data["inputs"][:-1]
-    with pytest.raises(ModelFileError, match="build_model.py"):
+    with pytest.raises(ModelFileError, match=r"build_model\.py"):
         load(json.dumps(data))
 
 
@@ -105,7 +105,8 @@ def test_an_article_the_model_and_readability_agree_on_is_not_read_by_trafilatur
     trafilatura_calls: list[str],
 ) -> None:
     page = (
-        "<html><head><title>Crossing</title></head><body><nav><a href='/'>Home</a> <a href='/n'>News</a></nav>"
+        "<html><head><title>Crossing</title></head><body>"
+        "<nav><a href='/'>Home</a> <a href='/n'>News</a></nav>"
         f"<article><h1>The crossing</h1>{STORY}</article><footer>© Town paper</footer></body></html>"
     )
     result = extract_html(page, URL, output_format="markdown", main_content=True)

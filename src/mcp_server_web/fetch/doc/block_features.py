@@ -335,10 +335,8 @@ def _feature_names() -> tuple[str, ...]:
         "chars_before",
         "depth",
         "after_h1",
-        "h1_distance",
         "in_text_prop",
         "under_comments_heading",
-        "heading_distance",
     )
     around = tuple(
         name
@@ -353,7 +351,10 @@ def _feature_names() -> tuple[str, ...]:
     repeats = ("siblings", "same_shape_siblings", "same_shape_page", "same_text_page", "subtree_share")
     container = ("in_prose_half", "in_prose_most", "prose_container_depth")
     neighbours = ("prev_tokens", "prev_link_density", "next_tokens", "next_link_density")
-    page = ("page_tokens", "page_blocks", "page_link_density", "page_h1s", *PAGE_TYPES)
+    # No count of the page's blocks or words, nor of blocks between a block and a heading: a model
+    # reading them learned that text 200 blocks below the <h1> is rarely content, and cut long
+    # articles short (their cost then grew with the page, as trafilatura was asked too).
+    page = ("page_link_density", "page_h1s", *PAGE_TYPES)
     return (
         *own,
         *where,
@@ -506,8 +507,6 @@ def block_features(
     declared_row = [1.0 if not declared.isdisjoint(group) else 0.0 for group in PAGE_TYPES.values()]
     h1s = sum(1 for block in blocks if block.element.tag == "h1" and block.tokens)
     page_row = [
-        float(page_tokens),
-        float(sum(sub_blocks[0:1])),
         sub_links[0] / page_chars,
         float(h1s),
         *declared_row,
@@ -522,7 +521,6 @@ def block_features(
     chars_before = 0
     first_h1: int | None = None
     heading_other = 0.0
-    last_heading = -1
     for block in blocks:
         parent_around = arounds[block.parent.index] if block.parent is not None else None
         inline = _inline_names(block) if block.parent is not None else set()
@@ -531,7 +529,6 @@ def block_features(
         if block.element.tag == "h1" and block.tokens and first_h1 is None:
             first_h1 = block.index
         if block.element.tag in HEADINGS and block.tokens:
-            last_heading = block.index
             heading_other = 1.0 if len(block.tokens) <= 8 and COMMENTS_HEADING.search(block.text) else 0.0
         if not block.tokens or block.parent is None:
             continue
@@ -561,10 +558,8 @@ def block_features(
             chars_before / page_chars,
             float(block.depth),
             1.0 if first_h1 is not None and first_h1 <= block.index else 0.0,
-            float(min(abs(block.index - first_h1), 200)) if first_h1 is not None else 200.0,
             float(around.in_text_prop),
             heading_other,
-            float(min(block.index - last_heading, 200)) if last_heading >= 0 else 200.0,
         ]
         chars_before += len(text)
         ups: list[float] = []
