@@ -58,7 +58,7 @@ least 40 blocks a leaf). Smaller models (60 trees of depth 6) lost on both sets;
 
 def page_rows(item: tuple[str, str, str, str]) -> dict[str, Any] | None:
     """One page's rows, labels and words (dataset.py's record)."""
-    name, page_id, page_type, url = item
+    name, page_id, _, url = item
     folder = dataset.DATA / name / ("pages" if name == "zyte" else "html")
     html = gzip.decompress((folder / f"{page_id}.html.gz").read_bytes()).decode("utf-8", "replace")
     root = parse_html(html)
@@ -70,16 +70,7 @@ def page_rows(item: tuple[str, str, str, str]) -> dict[str, Any] | None:
     clean_tree(root, url, keep_hidden=True)
     first = extract.first_reading(root, raw, extract._prose_chars(body_of(root)))
     blocks, rows = block_model.model_inputs(first.segmentation, first.readability, first.declared)
-    gold = dataset.TOKEN.findall(dataset.gold_text(name, page_id).casefold())
-    return {
-        "set": name,
-        "id": page_id,
-        "type": page_type,
-        "site": urlsplit(url).hostname,
-        "rows": rows,
-        "labels": dataset.label_blocks([block.tokens for block in blocks], gold),
-        "btokens": [block.tokens for block in blocks],
-    }
+    return dataset.record(item, blocks, rows)
 
 
 def fit(pages: list[dict[str, Any]]) -> dict[str, Any]:

@@ -6,12 +6,13 @@ Usage (from the repository root; the data is read from ../shared/bench, or BENCH
     .venv/bin/python bench/blockmodel/dataset.py --votes    # the pipeline's blocks, with its votes
 
 Each page of wcxb-dev, wcxb-train and zyte is parsed and cleaned as web_fetch does it and cut
-into blocks (fetch/doc/blocks.py); each block with text gets a row of FEATURES (features.py) and
+into blocks (fetch/doc/blocks.py); each block with text gets a row of FEATURES (block_features.py) and
 a label: the share of its word trigrams found in the page's reviewed main text (blocks of one or
 two words: found where the text around them is). With --votes the page-level navigation, header,
-footer and sidebars go first, as in the pipeline, and each row ends with readability's and
-trafilatura's votes, whether the rule-based selection keeps the block, and whether it read the
-page as an article. Written to bench/blockmodel/.cache/ (git-ignored).
+footer and sidebars go first, as in the pipeline, and each row ends with readability's vote, the
+second vote (trafilatura's when this experiment was run; since the block model shipped, the
+model's, or trafilatura's where the two part), whether the rule-based selection keeps the block,
+and whether it read the page as an article. Written to bench/blockmodel/.cache/ (git-ignored).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ sys.path.insert(0, str(HERE))
 
 from mcp_server_web.fetch.doc import extract  # noqa: E402
 from mcp_server_web.fetch.doc.block_features import FEATURES, block_features, page_types  # noqa: E402
-from mcp_server_web.fetch.doc.blocks import segment  # noqa: E402
+from mcp_server_web.fetch.doc.blocks import Block, segment  # noqa: E402
 from mcp_server_web.fetch.doc.html_tree import body_of, clean_tree, parse_html  # noqa: E402
 
 SHARED = Path(os.environ.get("BENCH_SHARED_DIR", HERE.parent.parent.parent / "shared" / "bench"))
@@ -103,7 +104,7 @@ def label_blocks(blocks: list[list[str]], gold: list[str]) -> list[float]:
 
 
 def one(item: tuple[str, str, str, str], votes: bool) -> dict[str, Any] | None:
-    name, page_id, page_type, url = item
+    name, page_id, _, url = item
     path = (
         DATA / "zyte" / "pages" / f"{page_id}.html.gz"
         if name == "zyte"
@@ -131,6 +132,13 @@ def one(item: tuple[str, str, str, str], votes: bool) -> dict[str, Any] | None:
             [*row, readability.get(block, 0.0), trafilatura.get(block, 0.0), float(block in kept), article]
             for block, row in zip(blocks, rows, strict=True)
         ]
+    return record(item, blocks, rows)
+
+
+def record(item: tuple[str, str, str, str], blocks: list[Block], rows: Any) -> dict[str, Any]:
+    """A page's record: where it is from, a row per block, the blocks' labels and words, and the
+    words of its reviewed text."""
+    name, page_id, page_type, url = item
     gold = TOKEN.findall(gold_text(name, page_id).casefold())
     return {
         "set": name,
