@@ -35,6 +35,9 @@ test: lint
 bench: $(BIN)/.installed
 	bench/setup-peers
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/scaling.py
+	$(BIN)/python -m pip install --quiet --group train
+	$(BIN)/python bench/blockmodel/build_model.py --cross-validate --out bench/blockmodel/.cache/block_model.json
 
 # The HTTP service under load: 50 clients, 20,000 calls; writes bench/results/load.json.
 load: $(BIN)/.installed

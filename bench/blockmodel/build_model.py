@@ -4,8 +4,9 @@ cross-validate it through the real main_content (see README.md, and the README's
 Usage (from the repository root; needs the `train` dependency group, and ../shared/bench or
 BENCH_SHARED_DIR):
 
-    .venv/bin/python bench/blockmodel/build_model.py                    # ~4 min: rebuilds the file
-    .venv/bin/python bench/blockmodel/build_model.py --cross-validate   # ~12 min more: the figures
+    .venv/bin/python bench/blockmodel/build_model.py                    # ~3 min: rebuilds the file
+    .venv/bin/python bench/blockmodel/build_model.py --cross-validate   # ~4 min more: the figures
+                                        # (bench/results/blockmodel.json, bench/README.md's table)
 
 Every page of WCXB's development split (wcxb-dev and wcxb-train, 1,321 pages of seven types,
 CC-BY-4.0) is read as web_fetch reads it up to readability's vote (extract.first_reading) and each
@@ -31,6 +32,7 @@ import copy
 import gzip
 import hashlib
 import json
+import re
 import statistics
 import sys
 import time
@@ -48,7 +50,8 @@ from mcp_server_web.fetch.doc import block_model, extract  # noqa: E402
 from mcp_server_web.fetch.doc.html_tree import body_of, clean_tree, parse_html  # noqa: E402
 
 SHIPPED = Path(block_model.__file__).with_name(block_model.MODEL_FILE)
-CACHE = HERE / ".cache"
+README = HERE.parent / "README.md"
+RESULTS = HERE.parent / "results" / "blockmodel.json"
 TREES = 150
 DEPTH = 8
 LEAF_BLOCKS = 40
@@ -214,14 +217,53 @@ def main() -> None:
     development = [page for page in pages if page["set"] != "zyte"]
     print(f"{len(development)} pages, {sum(len(p['rows']) for p in development):,} blocks", file=sys.stderr)
     model = fit(development)
+    shipped = SHIPPED.read_bytes() if SHIPPED.exists() else b""  # before --out may write over it
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     digest = write(model, args.out)
     size = args.out.stat().st_size
     print(f"{args.out}: {size:,} bytes, sha256 {digest}…, {len(model['trees'])} trees", file=sys.stderr)
+    same = args.out.read_bytes() == shipped
+    print(f"the shipped {SHIPPED.name} rebuilt byte for byte: {'yes' if same else 'NO'}", file=sys.stderr)
     if args.cross_validate:
         figures = cross_validate(pages, json.dumps(model), args.processes)
-        CACHE.mkdir(exist_ok=True)
-        (CACHE / "cross-validation.json").write_text(json.dumps(figures, indent=1), encoding="utf-8")
+        figures["model"] = {
+            "bytes": size,
+            "sha256": digest,
+            "trees": len(model["trees"]),
+            "same_as_shipped": same,
+        }
+        RESULTS.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
         print(json.dumps(figures, indent=1))
+        write_table(figures)
+
+
+TYPES = ("article", "documentation", "service", "forum", "listing", "collection", "product")
+
+
+def write_table(figures: dict[str, Any]) -> None:
+    """The per-type table between bench/README.md's <!-- bench:blockmodel --> markers."""
+    rows = [
+        "| through `main_content` | all | " + " | ".join(TYPES) + " |",
+        "| --- | ---: | " + " | ".join("---:" for _ in TYPES) + " |",
+    ]
+    for name in ("wcxb-dev cross-validated", "wcxb-dev in-sample", "zyte"):
+        entry = figures[name]
+        cells = [f"{entry['types'][t]:.3f}" if t in entry["types"] else "" for t in TYPES]
+        rows.append(f"| {name} | {entry['f1']:.3f} | " + " | ".join(cells) + " |")
+    model = figures["model"]
+    rows += [
+        "",
+        f"The model: {model['trees']} trees, {model['bytes']:,} bytes, sha256 `{model['sha256']}…`; "
+        f"the shipped file rebuilt byte for byte: {'yes' if model['same_as_shipped'] else 'no'}.",
+    ]
+    text = README.read_text(encoding="utf-8")
+    pattern = re.compile(r"(<!-- bench:blockmodel -->\n)(.*?)(<!-- /bench:blockmodel -->)", re.S)
+    if not pattern.search(text):
+        print("bench/README.md has no <!-- bench:blockmodel --> markers: table not written", file=sys.stderr)
+        return
+    README.write_text(
+        pattern.sub(lambda m: m.group(1) + "\n".join(rows) + "\n" + m.group(3), text), encoding="utf-8"
+    )
 
 
 if __name__ == "__main__":
