@@ -67,8 +67,8 @@ one huge page cannot take hundreds of megabytes and seconds of CPU."""
 
 MODEL_AGREEMENT = 0.8
 """trafilatura reads the page only when the block model's vote and readability's agree on less than
-this share of the words either keeps (vote_agreement), or when neither keeps a table or a block of
-code inside what they keep (selection.unvoted_structure): on most articles they agree, and the
+this share of the words either keeps (vote_agreement), or when the page holds a block of code or a
+cell of a data table that neither keeps (selection.unvoted_structure): on most articles they agree, and the
 model's vote is then as good as trafilatura's; on listings, product pages and threads, where they
 part, trafilatura's rules decide better than the model alone (see the README's model card). The
 model, trained on words, does not learn to keep a table of figures or a one-line command."""
