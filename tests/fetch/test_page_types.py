@@ -116,3 +116,81 @@ def test_a_category_description_the_extractors_skip_is_kept() -> None:
     for paragraph in CATEGORY_PROSE:
         assert paragraph in result.text
     assert "SITE_FOOTER" not in result.text
+
+
+# --- listings: every card, none of the controls -------------------------------------------------
+
+SHOES = (
+    "Trail Runner",
+    "City Walker",
+    "Harbour Boot",
+    "Summit Hiker",
+    "Meadow Slip-on",
+    "Canyon Sandal",
+    "Ridge Mid",
+    "Valley Loafer",
+    "Coast Sneaker",
+    "Forest Clog",
+    "Prairie Derby",
+    "Glacier Boot",
+)
+
+
+def _card(number: int, name: str) -> str:
+    return (
+        f"<li class='product-card'><a href='/p/{number}'><img src='/img/{number}.jpg' alt='{name}'></a>"
+        f"<h3><a href='/p/{number}'>{name}</a></h3>"
+        f"<p>CARD_{number} A comfortable shoe for every day, made from recycled materials.</p>"
+        f"<span class='price'>$ {90 + number}</span></li>"
+    )
+
+
+def _facet(name: str, linked: bool) -> str:
+    def option(value: int) -> str:
+        label = f"FILTER_{name}_{value}"
+        if linked:
+            return f"<li><a href='?{name.lower()}={value}'>{label}</a> ({value * 3})</li>"
+        return f"<li><label><input type='checkbox' name='{name}'> {label} ({value * 3})</label></li>"
+
+    return f"<div class='facet'><h4>FACET_{name}</h4><ul>{''.join(option(v) for v in range(6))}</ul></div>"
+
+
+def test_a_listing_keeps_every_card_and_none_of_its_filters() -> None:
+    for linked in (True, False):
+        facets = "".join(_facet(name, linked) for name in ("Brand", "Size", "Colour", "Price"))
+        sort = (
+            "<div class='sort-bar'><span>SORT_BY</span> <a href='?s=new'>Newest</a>"
+            " <a href='?s=price'>Price</a></div>"
+        )
+        cards = "".join(_card(number, name) for number, name in enumerate(SHOES))
+        page = (
+            f"<html><head><title>Walking shoes</title></head><body>{CHROME_TOP}<main><h1>Walking shoes</h1>"
+            "<p>All our walking shoes, made to last and easy to repair.</p>"
+            f"<div class='facets'>{facets}</div>{sort}<ul class='product-grid'>{cards}</ul>"
+            f"</main>{CHROME_BOTTOM}</body></html>"
+        )
+        text = extract_html(
+            page, "https://shop.example/c/walking", output_format="markdown", main_content=True
+        ).text
+        assert all(f"CARD_{number} " in text for number in range(len(SHOES))), linked
+        assert all(name in text for name in SHOES)
+        assert "FILTER_" not in text and "FACET_" not in text and "SORT_BY" not in text, linked
+
+
+def test_cards_and_tabs_in_an_element_named_like_a_filter_are_kept() -> None:
+    """Sites also name a grid of cards or tabs of prose "filters": those hold pictures or prose."""
+    cards = "".join(_card(number, name) for number, name in enumerate(SHOES))
+    tabs = "".join(
+        f"<div class='filter-tab'><h3>Tab {number}</h3><p>TAB_{number} {CATEGORY_PROSE[number]}</p></div>"
+        for number in range(3)
+    )
+    page = (
+        f"<html><head><title>Walking shoes</title></head><body>{CHROME_TOP}<main><h1>Walking shoes</h1>"
+        f"<div class='filter-tabs'>{tabs}</div><div class='plp-filters'><ul>{cards}</ul></div>"
+        f"</main>{CHROME_BOTTOM}</body></html>"
+    )
+    text = extract_html(
+        page, "https://shop.example/c/walking", output_format="markdown", main_content=True
+    ).text
+    assert all(f"CARD_{number} " in text for number in range(len(SHOES)))
+    assert all(f"TAB_{number} " in text for number in range(3))

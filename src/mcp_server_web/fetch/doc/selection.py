@@ -17,8 +17,8 @@ density, and its own fallbacks). The extractors' outputs are aligned with the pa
   (its <main>, else the body less page-level navigation, header, footer and sidebars), less the
   blocks inside elements whose class or id names them as chrome (menus, breadcrumbs, filters,
   sharing, "related", cookie banners...) and less repeats, while whatever either extractor keeps
-  stays. On a forum or Q&A page whose posts carry schema.org microdata
-  (itemprop="text"), the content is those posts.
+  stays, except a listing's controls (facets, filters, sorting: _Facts.controls). On a forum or
+  Q&A page whose posts carry schema.org microdata (itemprop="text"), the content is those posts.
 
 The page's own metadata counts too (page_kinds): on the page of one product (or of one
 ProductGroup, a product in variants; og:type "product.group" is a collection), customer reviews,
@@ -105,6 +105,22 @@ CHROME_WORDS = frozenset(
 )  # fmt: skip
 # On the page of one product, these name what is about the product rather than the product itself.
 PRODUCT_CHROME_WORDS = CHROME_WORDS | {"review", "reviews", "rating", "faq", "questions", "options"}
+# The controls that narrow or order a listing (facets, filters, sorting): never content, even where
+# an extractor keeps them, when they hold no prose and no pictures (see _Facts.controls).
+FACET_WORDS = frozenset(
+    {
+        "facet",
+        "facets",
+        "filter",
+        "filters",
+        "refine",
+        "refinement",
+        "refinements",
+        "sort",
+        "sorting",
+        "sortby",
+    }
+)
 # A list of cards named so is not a listing the extractors missed.
 _NOT_LISTING_WORDS = CHROME_WORDS | {"comment", "comments", "review", "reviews", "sidebar", "widget"}
 _CAPTION_WORDS = frozenset({"caption", "captions", "figcaption"})
@@ -365,10 +381,13 @@ def _region(
     region_tokens = sum(len(block.tokens) for block in region) or 1
     product = "product" in kinds
     chrome = facts.chrome(CHROME_MAX_SHARE * region_tokens, PRODUCT_CHROME_WORDS if product else CHROME_WORDS)
+    facets = facts.controls(CHROME_MAX_SHARE * region_tokens)
     kept = []
     seen: dict[str, Block | None] = {}
     for block in region:
         i = block.index
+        if facets[i]:
+            continue
         if in_r[i] or in_t[i]:
             if product and chrome[i]:
                 continue  # reviews, questions and options an extractor kept on a product page
@@ -578,7 +597,19 @@ class _Facts:
             if main_tokens >= MAIN_MIN_SHARE * sum(len(b.tokens) for b in blocks):
                 self.in_region = self.in_main
 
-    def chrome(self, max_tokens: float, words: frozenset[str]) -> list[bool]:
+    def controls(self, max_tokens: float) -> list[bool]:
+        """Whether each block sits in an element named like the controls of a listing (FACET_WORDS)
+        holding under ``max_tokens`` words, no prose and no pictures: sites also name a grid of
+        cards ("plp-filters") or tabs of content ("filter-tabs") so."""
+        content = [_is_prose(block) or block.images > 0 for block in self.blocks]
+        for block in reversed(self.blocks):
+            if content[block.index] and block.parent is not None:
+                content[block.parent.index] = True
+        return self.chrome(max_tokens, FACET_WORDS, skip=content)
+
+    def chrome(
+        self, max_tokens: float, words: frozenset[str], *, skip: list[bool] | None = None
+    ) -> list[bool]:
         """Whether each block sits in an element named like chrome holding under ``max_tokens`` words."""
         flags = [False] * len(self.blocks)
         for block in self.blocks:
@@ -586,7 +617,7 @@ class _Facts:
             if block.parent is not None and flags[block.parent.index]:
                 flags[i] = True
                 continue
-            if self.subtree_tokens[i] >= max_tokens:
+            if self.subtree_tokens[i] >= max_tokens or (skip is not None and skip[i]):
                 continue
             for element in _own_elements(block):
                 if _named_like_chrome(element, words):
