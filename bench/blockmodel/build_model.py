@@ -28,7 +28,6 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one thread: the same trees on every machine
 
 import argparse
-import copy
 import gzip
 import hashlib
 import json
@@ -47,7 +46,7 @@ sys.path.insert(0, str(HERE))
 import dataset  # noqa: E402
 
 from mcp_server_web.fetch.doc import block_model, extract  # noqa: E402
-from mcp_server_web.fetch.doc.html_tree import body_of, clean_tree, parse_html  # noqa: E402
+from mcp_server_web.fetch.doc.html_tree import parse_html  # noqa: E402
 
 SHIPPED = Path(block_model.__file__).with_name(block_model.MODEL_FILE)
 README = HERE.parent / "README.md"
@@ -67,12 +66,9 @@ def page_rows(item: tuple[str, str, str, str]) -> dict[str, Any] | None:
     root = parse_html(html)
     if root is None:
         return None
-    for number, element in enumerate(extract._LANDMARKS(root)):
-        element.set(extract._LANDMARK, str(number))
-    raw = copy.deepcopy(root)
-    clean_tree(root, url, keep_hidden=True)
-    first = extract.first_reading(root, raw, extract._prose_chars(body_of(root)))
-    blocks, rows = block_model.model_inputs(first.segmentation, first.readability, first.declared)
+    page = extract.prepare(root, url)
+    first = extract.first_reading(root, page)
+    blocks, rows = block_model.model_inputs(first.segmentation, first.readability, page.types)
     return dataset.record(item, blocks, rows)
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import bisect
-import copy
 import gzip
 import json
 import os
@@ -115,12 +114,9 @@ def one(item: tuple[str, str, str, str], votes: bool) -> dict[str, Any] | None:
         return None
     declared = page_types(root)
     if votes:
-        for number, element in enumerate(extract._LANDMARKS(root)):
-            element.set(extract._LANDMARK, str(number))
-        raw = copy.deepcopy(root)
-        clean_tree(root, url, keep_hidden=True)
-        prose = extract._prose_chars(body_of(root))
-        segmentation, selection, (readability, trafilatura), _ = extract._choose(root, raw, url, prose)
+        segmentation, selection, (readability, trafilatura), _ = extract._choose(
+            root, url, extract.prepare(root, url)
+        )
     else:
         clean_tree(root, url, keep_hidden=True)
         segmentation = segment(body_of(root))

@@ -377,7 +377,11 @@ CATEGORICAL: frozenset[str] = frozenset({"tag"})
 
 def page_types(root: lxml.html.HtmlElement) -> frozenset[str]:
     """The schema.org and OpenGraph types the page declares (call before its scripts go)."""
-    schema, og_types = declared_types(root)
+    return type_inputs(*declared_types(root))
+
+
+def type_inputs(schema: list[str], og_types: list[str]) -> frozenset[str]:
+    """page_types, from the types the page declares (selection.declared_types)."""
     return frozenset((*schema, *og_types))
 
 

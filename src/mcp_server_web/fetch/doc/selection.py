@@ -700,7 +700,11 @@ def declared_types(root: lxml.html.HtmlElement) -> tuple[list[str], list[str]]:
 def page_kinds(root: lxml.html.HtmlElement) -> frozenset[str]:
     """What the page says it is, from JSON-LD, og:type and microdata: "product" for the page of
     one product, "article" for a story or post (and not a list of them). Call before scripts go."""
-    schema, og_types = declared_types(root)
+    return kinds_of(*declared_types(root))
+
+
+def kinds_of(schema: list[str], og_types: list[str]) -> frozenset[str]:
+    """page_kinds, from the types the page declares (declared_types)."""
     types = [*schema, *map(_og_kind, og_types)]
     kinds = set()
     listed = any(name in _LIST_TYPES for name in types)
