@@ -74,7 +74,7 @@ class Run:
     tokens: list[str]
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, slots=True, weakref_slot=True)
 class Segmentation:
     """A tree cut into its blocks and their runs of text (``segment``)."""
 

@@ -3,11 +3,14 @@ runs of text, run by run (see ``coverage``)."""
 
 from __future__ import annotations
 
-import heapq
-from bisect import bisect_left
-from itertools import pairwise
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass
 
-from mcp_server_web.fetch.doc.blocks import Block, Run, Segmentation, tokens_of, trigram_keys
+import numpy as np
+import numpy.typing as npt
+
+from mcp_server_web.fetch.doc.blocks import Block, Segmentation, tokens_of
 
 HIDDEN_WEIGHT = 0.5
 MAX_GRAM_REPEATS = 8
@@ -36,123 +39,239 @@ def coverage(segmentation: Segmentation, text: str) -> dict[Block, float]:
     count when they occur in the output in the gap between their placed neighbours.
     """
     runs = segmentation.runs
-    page_words = segmentation.words
-    tokens = [page_words.get(token, token) for token in tokens_of(text)]
+    grams = _run_grams(segmentation)
+    words = tokens_of(text)
+    # The output's words, numbered as the page's; a word the page does not have is numbered
+    # ``vocabulary``, and makes trigrams no run has.
+    output = np.fromiter(map(grams.ids.__getitem__, words), dtype=np.int64, count=len(words))
+    del words
     found = [0.0] * len(runs)
-    if tokens:
-        # A trigram seen once (nearly all of them in varied text) maps to its position, not to a
-        # list: a list per trigram was a container for the garbage collector to walk, hundreds of
-        # thousands of them on a long page, and made this grow faster than the page.
-        grams: dict[int, int | list[int]] = {}
-        for i, gram in enumerate(trigram_keys(tokens)):
-            seen = grams.get(gram)
-            if seen is None:
-                grams[gram] = i
-            elif isinstance(seen, int):
-                grams[gram] = [seen, i]
-            else:
-                seen.append(i)
-        options = [places for k, run in enumerate(runs) if (places := _places(k, run, grams))]
+    if len(output):
+        options = _places(grams, output)
         for places in options:
             if runs[places[0][0]].block.hidden:
                 # a hidden copy (a mobile layout, microdata) counts for less than a visible one
                 places[:] = [(k, start, end, hits * HIDDEN_WEIGHT) for k, start, end, hits in places]
-        placed = _heaviest_chain(options, len(tokens))
+        placed = _heaviest_chain(options, len(output))
         for k, _start, _end, weight in placed:
             hits = weight / HIDDEN_WEIGHT if runs[k].block.hidden else weight
             found[k] = len(runs[k].tokens) * hits / (len(runs[k].tokens) - 2)
-        _place_short(runs, placed, tokens, found)
+        _place_short(grams, placed, output, found)
     totals: dict[Block, list[float]] = {}
-    for run, words in zip(runs, found, strict=True):
+    for run, kept in zip(runs, found, strict=True):
         entry = totals.setdefault(run.block, [0.0, 0.0])
-        entry[0] += words
+        entry[0] += kept
         entry[1] += len(run.tokens)
-    return {block: min(words / size, 1.0) for block, (words, size) in totals.items()}
+    return {block: min(kept / size, 1.0) for block, (kept, size) in totals.items()}
 
 
 _MAX_PLACES = 4
 """At most this many places are considered for one run (text repeated on the page or in the output)."""
 
 
-def _places(k: int, run: Run, grams: dict[int, int | list[int]]) -> list[Place]:
-    """Where in the output a run of three words or more may go: (k, start, end, trigrams found)
-    for each stretch of the output where enough of its trigrams line up, best first."""
-    n = len(run.tokens)
-    if n < 3:
+def _places(grams: _RunGrams, output: npt.NDArray[np.int64]) -> list[list[Place]]:
+    """Where in the output (``output``, its words numbered) each run of three words or more may
+    go: for each run that may go somewhere, in run order, its places (k, start, end, trigrams
+    found), best first, one for each stretch of the output where enough of its trigrams line up.
+
+    Computed for all runs at once, in arrays: a trigram of the output is looked up in its sorted
+    keys, not in a dict of hundreds of thousands of entries, and each run's trigrams found give
+    offsets (output position - run position) that are sorted and cut into stretches together.
+    """
+    if len(output) < 3 or not len(grams.keys):
         return []
-    needed = _MIN_MATCH * (n - 2)
-    offsets: list[int] = []  # output position - run position, per trigram found
-    common = 0  # trigrams the output holds too often to place the run by, but holds
-    get = grams.get
-    # The run's trigrams are made here, one run at a time, rather than kept for every run of the
-    # page: they were a tenth of a long page's peak memory.
-    for i, gram in enumerate(trigram_keys(run.tokens)):
-        found = get(gram)
-        if found is None:
-            continue
-        if isinstance(found, int):
-            offsets.append(found - i)
-        elif len(found) > MAX_GRAM_REPEATS:
-            common += 1
-        else:
-            offsets += [place - i for place in found]
+    out_keys = _keys(output, grams.vocabulary + 1)
+    order = np.argsort(out_keys, kind="stable")  # each key's positions, in order
+    unique, first, counts = np.unique(out_keys[order], return_index=True, return_counts=True)
+
+    where = np.minimum(np.searchsorted(unique, grams.keys), len(unique) - 1)
+    hit = unique[where] == grams.keys
+    count = np.where(hit, counts[where], 0)
+    run_of = grams.run
+    lengths = grams.lengths
+    common = np.bincount(run_of[count > MAX_GRAM_REPEATS], minlength=len(lengths))
     # Text repeated all along the output (a long tail every paragraph shares) cannot place a
     # run, but it is in the output: once the run's own words place it, it counts as found, or
     # paragraphs that differ only in a few words would all count as missing.
-    if n < COMMON_CREDIT_MIN_TOKENS:
-        common = 0
-    if not offsets or len(offsets) + common < needed:
+    common[lengths < COMMON_CREDIT_MIN_TOKENS] = 0
+
+    usable = (count > 0) & (count <= MAX_GRAM_REPEATS)
+    repeats = count[usable]
+    starts = np.repeat(first[where[usable]], repeats)
+    within = np.arange(len(starts)) - np.repeat(np.cumsum(repeats) - repeats, repeats)
+    offset_run = np.repeat(run_of[usable], repeats)
+    offsets = order[starts + within] - np.repeat(grams.position[usable], repeats)
+    per_run = np.bincount(offset_run, minlength=len(lengths))
+    needed = _MIN_MATCH * (lengths - 2)
+    candidate = (per_run > 0) & (per_run + common >= needed)
+    keep = candidate[offset_run]
+    offset_run, offsets = offset_run[keep], offsets[keep]
+    if not len(offsets):
         return []
-    offsets.sort()
-    tolerance = max(3, n // 10)  # what the other extractor inserted or dropped shifts the offset
-    # Stretches of offsets no more than ``tolerance`` apart. A text repeated in the output gives
-    # up to MAX_GRAM_REPEATS offsets per trigram and hundreds of stretches per run, so each
-    # offset and each stretch costs a step of a comprehension, and only the best places are built.
-    ends = [last for last, (a, b) in enumerate(pairwise(offsets), 1) if b - a > tolerance]
-    ends.append(len(offsets))
-    starts = [0, *ends[:-1]]
-    cap = n - 2
-    hits = [
-        h if (h := last - first + common) < cap else cap for first, last in zip(starts, ends, strict=True)
+
+    # Stretches of offsets no more than a tolerance apart, run by run: what the other extractor
+    # inserted or dropped shifts the offset.
+    sort = np.lexsort((offsets, offset_run))
+    offset_run, offsets = offset_run[sort], offsets[sort]
+    tolerance = np.maximum(3, lengths // 10)
+    breaks = (
+        np.flatnonzero((offset_run[1:] != offset_run[:-1]) | (np.diff(offsets) > tolerance[offset_run[1:]]))
+        + 1
+    )
+    stretch_start = np.concatenate(([0], breaks))
+    stretch_end = np.concatenate((breaks, [len(offsets)]))
+    stretch_run = offset_run[stretch_start]
+    hits = np.minimum(stretch_end - stretch_start + common[stretch_run], lengths[stretch_run] - 2)
+    # The best _MAX_PLACES stretches of each run, ties first in order.
+    best = np.lexsort((np.arange(len(hits)), -hits, stretch_run))
+    ranked_run = stretch_run[best]
+    group_start = np.flatnonzero(np.concatenate(([True], ranked_run[1:] != ranked_run[:-1])))
+    rank = np.arange(len(best)) - np.repeat(group_start, np.diff(np.concatenate((group_start, [len(best)]))))
+    chosen = best[(rank < _MAX_PLACES) & (hits[best] >= needed[ranked_run])]
+    centre = offsets[(stretch_start[chosen] + stretch_end[chosen]) // 2]
+
+    run_index = grams.run_index
+    options: list[list[Place]] = []
+    previous = -1
+    for run, start, found in zip(
+        stretch_run[chosen].tolist(), centre.tolist(), hits[chosen].tolist(), strict=True
+    ):
+        k = run_index[run]
+        if run != previous:
+            options.append([])
+            previous = run
+        options[-1].append((k, start, start + int(lengths[run]), found))
+    return options
+
+
+@dataclass(slots=True)
+class _RunGrams:
+    """The word trigrams of a page's runs of three words or more, as arrays, made once per page
+    (every extractor's output is placed against them)."""
+
+    ids: _Ids
+    vocabulary: int
+    run_index: list[int]
+    """For each run of three words or more, its index among all the runs."""
+    lengths: npt.NDArray[np.int64]
+    """Each such run's length in words."""
+    keys: npt.NDArray[np.int64]
+    run: npt.NDArray[np.int64]
+    position: npt.NDArray[np.int64]
+    """For each trigram of those runs, in order: its key, its run (numbered as in run_index) and its
+    position in the run."""
+    short_index: npt.NDArray[np.int64]
+    short_lengths: npt.NDArray[np.int64]
+    short_keys: npt.NDArray[np.int64]
+    """For each run of one or two words: its index among all the runs, its length and its key (its
+    word's number, or its bigram's in base vocabulary + 1)."""
+
+
+class _Ids(dict[str, int]):
+    """Each distinct word of a page, numbered; any other word is numbered ``vocabulary``."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        super().__init__((word, number) for number, word in enumerate(words))
+        self.vocabulary = len(self)
+
+    def __missing__(self, word: str) -> int:
+        return self.vocabulary
+
+
+_GRAMS: weakref.WeakKeyDictionary[Segmentation, _RunGrams] = weakref.WeakKeyDictionary()
+"""Each page's, while its segmentation lives (readability's output and the second vote's are both
+placed against them)."""
+
+
+def _run_grams(segmentation: Segmentation) -> _RunGrams:
+    cached = _GRAMS.get(segmentation)
+    if cached is not None:
+        return cached
+    ids = _Ids(segmentation.words)
+    vocabulary = ids.vocabulary
+    long_runs = [(k, run.tokens) for k, run in enumerate(segmentation.runs) if len(run.tokens) >= 3]
+    lengths = np.array([len(tokens) for _, tokens in long_runs], dtype=np.int64)
+    words = np.fromiter(
+        (ids[token] for _, tokens in long_runs for token in tokens), dtype=np.int64, count=int(lengths.sum())
+    )
+    # A run's trigrams start at each of its words but its last two.
+    run_starts = np.cumsum(lengths) - lengths
+    grams_per_run = lengths - 2
+    run = np.repeat(np.arange(len(lengths)), grams_per_run)
+    position = np.arange(int(grams_per_run.sum())) - np.repeat(
+        np.cumsum(grams_per_run) - grams_per_run, grams_per_run
+    )
+    keys = _keys(words, vocabulary + 1)
+    keys = keys[run_starts[run] + position] if len(keys) else keys
+    short_runs = [(k, run.tokens) for k, run in enumerate(segmentation.runs) if 0 < len(run.tokens) < 3]
+    base = vocabulary + 1
+    short_keys = [
+        ids[tokens[0]] if len(tokens) == 1 else ids[tokens[0]] * base + ids[tokens[1]]
+        for _, tokens in short_runs
     ]
-    best = heapq.nlargest(_MAX_PLACES, range(len(hits)), key=hits.__getitem__)  # ties: first in order
-    places: list[Place] = []
-    for stretch in best:
-        if hits[stretch] >= needed:
-            start = offsets[(starts[stretch] + ends[stretch]) // 2]
-            places.append((k, start, start + n, hits[stretch]))
-    return places
+    grams = _RunGrams(
+        ids,
+        vocabulary,
+        [k for k, _ in long_runs],
+        lengths,
+        keys,
+        run,
+        position,
+        short_index=np.array([k for k, _ in short_runs], dtype=np.int64),
+        short_lengths=np.array([len(tokens) for _, tokens in short_runs], dtype=np.int64),
+        short_keys=np.array(short_keys, dtype=np.int64),
+    )
+    _GRAMS[segmentation] = grams
+    return grams
 
 
-def _place_short(runs: list[Run], placed: list[Place], tokens: list[str], found: list[float]) -> None:
+def _keys(words: npt.NDArray[np.int64], base: int) -> npt.NDArray[np.int64]:
+    """The key of each trigram of ``words`` (numbers below ``base``), in order: the three numbers
+    in base ``base`` (wrapping past 2**64 on a page of millions of distinct words, where two
+    trigrams may then share a key, as two hashes may)."""
+    if len(words) < 3:
+        return np.zeros(0, dtype=np.int64)
+    unsigned = words.astype(np.uint64)
+    b = np.uint64(base)
+    with np.errstate(over="ignore"):
+        return ((unsigned[:-2] * b + unsigned[1:-1]) * b + unsigned[2:]).view(np.int64)
+
+
+def _place_short(
+    grams: _RunGrams, placed: list[Place], output: npt.NDArray[np.int64], found: list[float]
+) -> None:
     """Runs of one or two words: found if they occur in the gap between their placed neighbours."""
-    if not placed:
+    if not placed or not len(grams.short_index):
         return
-    # Where each short run's words occur in the output, in order: a gap can span the whole
-    # output, and scanning it once per short run would cost (short runs) x (output).
-    wanted = {tuple(run.tokens) for run in runs if 0 < len(run.tokens) < 3}
-    where: dict[tuple[str, ...], list[int]] = {key: [] for key in wanted}
-    for place, token in enumerate(tokens):
-        if (token,) in where:
-            where[(token,)].append(place)
-    for place, pair in enumerate(pairwise(tokens)):
-        if pair in where:
-            where[pair].append(place)
-    anchor = 0
-    previous_end = 0
-    for k, run in enumerate(runs):
-        while anchor < len(placed) and placed[anchor][0] < k:
-            previous_end = placed[anchor][2]
-            anchor += 1
-        n = len(run.tokens)
-        if n >= 3 or n == 0:
+    size = len(output)
+    placed_run = np.array([place[0] for place in placed], dtype=np.int64)  # in run order
+    placed_start = np.array([place[1] for place in placed], dtype=np.int64)
+    placed_end = np.array([place[2] for place in placed], dtype=np.int64)
+    # The gap each short run sits in: from the end of the placed run before it to the start of
+    # the placed run after it (a little wider: the placing is approximate).
+    after = np.searchsorted(placed_run, grams.short_index)
+    previous_end = np.where(after > 0, placed_end[np.maximum(after - 1, 0)], 0)
+    next_start = np.where(after < len(placed), placed_start[np.minimum(after, len(placed) - 1)], size)
+    low = np.maximum(previous_end - 2, 0)
+    last = np.minimum(next_start + 2, size) - grams.short_lengths  # the latest start that fits
+    base = grams.vocabulary + 1
+    for length in (1, 2):
+        mine = grams.short_lengths == length
+        if not mine.any() or size < length:
             continue
-        next_start = placed[anchor][1] if anchor < len(placed) else len(tokens)
-        low, high = max(previous_end - 2, 0), min(next_start + 2, len(tokens))
-        places = where[tuple(run.tokens)]
-        first = bisect_left(places, low)
-        if first < len(places) and places[first] <= high - n:
-            found[k] = n
+        keys = output if length == 1 else output[:-1] * base + output[1:]
+        # Each key's positions in order, as one sorted array of (key's rank, position) numbers, in
+        # which a run's first occurrence at or after ``low`` is one binary search away.
+        unique, rank = np.unique(keys, return_inverse=True)
+        numbered = np.sort(rank.astype(np.int64) * (size + 1) + np.arange(len(keys)))
+        wanted = grams.short_keys[mine]
+        where = np.minimum(np.searchsorted(unique, wanted), len(unique) - 1)
+        known = unique[where] == wanted
+        lowest = where * (size + 1) + low[mine]
+        first = np.minimum(np.searchsorted(numbered, lowest), len(numbered) - 1)
+        hit = known & (numbered[first] >= lowest) & (numbered[first] <= where * (size + 1) + last[mine])
+        for k in grams.short_index[mine][hit].tolist():
+            found[k] = length
 
 
 def _heaviest_chain(options: list[list[Place]], size: int) -> list[Place]:
