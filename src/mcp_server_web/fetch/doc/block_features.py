@@ -520,6 +520,7 @@ def block_features(
     text_blocks = [block for block in blocks if block.tokens and block.parent is not None]
     neighbour = {block.index: k for k, block in enumerate(text_blocks)}
     rows: list[list[float]] = []
+    filled: list[npt.NDArray[np.float64]] = []
     marks: list[tuple[int, ...]] = []
     levels: list[int] = []
     chars_before = 0
@@ -606,9 +607,18 @@ def block_features(
             after.link_density if after else 0.0,
         ]
         rows.append([*own, *where, *ups, *repeats, *container, *neighbours, *page_row])
+        if len(rows) == ROW_CHUNK:
+            filled.append(np.array(rows, dtype=np.float64))
+            rows.clear()
         marks.append(around.marks)
         levels.append(block.depth)
-    return text_blocks, _with_distances(rows, marks, levels)
+    filled.append(np.array(rows, dtype=np.float64).reshape(len(rows), len(FEATURES) - _MARKS))
+    return text_blocks, _with_distances(np.concatenate(filled), marks, levels)
+
+
+ROW_CHUNK = 1024
+"""Rows are made as lists of floats and kept as arrays this many at a time: a page of tens of
+thousands of blocks held as Python floats was tens of megabytes."""
 
 
 _FIRST_MARK = FEATURES.index(f"word_{next(iter(WORD_GROUPS))}")
@@ -616,12 +626,11 @@ _FIRST_MARK = FEATURES.index(f"word_{next(iter(WORD_GROUPS))}")
 
 
 def _with_distances(
-    rows: list[list[float]], marks: list[tuple[int, ...]], levels: list[int]
+    base: npt.NDArray[np.float64], marks: list[tuple[int, ...]], levels: list[int]
 ) -> npt.NDArray[np.float64]:
-    """``rows`` with, in their place among FEATURES, how many block levels up the nearest element of
-    each word group, landmark and item type is (FAR when none is, or it is further)."""
-    count = len(rows)
-    base = np.array(rows, dtype=np.float64).reshape(count, len(FEATURES) - _MARKS)
+    """The rows of ``base`` with, in their place among FEATURES, how many block levels up the nearest
+    element of each word group, landmark and item type is (FAR when none is, or it is further)."""
+    count = len(base)
     up = np.array(levels, dtype=np.int64).reshape(count, 1) - np.array(marks, dtype=np.int64).reshape(
         count, _MARKS
     )

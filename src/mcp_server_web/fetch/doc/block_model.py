@@ -37,6 +37,11 @@ class ModelFileError(RuntimeError):
     """The shipped model file does not fit this code (its inputs differ): a packaging mistake."""
 
 
+ROW_BATCH = 2048
+"""Rows evaluated together: every tree's node for every row is an array of rows x trees, several of
+them at a time, which for all the blocks of a long page at once was over a hundred megabytes."""
+
+
 @dataclass(frozen=True, slots=True)
 class BlockModel:
     """All trees' nodes in flat arrays, tree after tree (``roots`` says where each tree starts); a
@@ -57,6 +62,13 @@ class BlockModel:
         if len(rows) == 0:
             return []
         x = np.asarray(rows, dtype=np.float64)
+        raw = np.concatenate(
+            [self._raw(x[start : start + ROW_BATCH]) for start in range(0, len(x), ROW_BATCH)]
+        )
+        return (1.0 / (1.0 + np.exp(-raw))).tolist()  # type: ignore[no-any-return]
+
+    def _raw(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """The sum of the trees' values for each row of ``x`` (the log-odds of keeping it)."""
         width = x.shape[1]
         flat = x.ravel()
         starts = (np.arange(x.shape[0], dtype=np.intp) * width)[:, None]
@@ -64,8 +76,8 @@ class BlockModel:
         for _ in range(self.depth):
             go_left = flat[starts + self.feature[node]] <= self.threshold[node]
             node = np.where(go_left, self.left[node], self.right[node])
-        raw = self.baseline + self.value[node].sum(axis=1)
-        return (1.0 / (1.0 + np.exp(-raw))).tolist()  # type: ignore[no-any-return]
+        result: npt.NDArray[np.float64] = self.baseline + self.value[node].sum(axis=1)
+        return result
 
 
 def load(text: str) -> BlockModel:

@@ -164,6 +164,19 @@ def tokens_of(text: str) -> list[str]:
     return _TOKEN.findall(text.casefold())
 
 
+def token_chunks(text: str, size: int) -> Iterator[list[str]]:
+    """``tokens_of(text)``, a piece of about ``size`` characters at a time (cut at whitespace,
+    which no token holds): a long text's words as strings would be many times the text."""
+    position = 0
+    while position < len(text):
+        end = position + size
+        if end < len(text):
+            cut = _WHITESPACE.search(text, end)
+            end = cut.start() if cut else len(text)
+        yield _TOKEN.findall(text[position:end].casefold())
+        position = end
+
+
 # --- pruning ---------------------------------------------------------------------------------
 
 

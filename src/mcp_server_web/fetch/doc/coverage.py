@@ -6,11 +6,12 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
 
-from mcp_server_web.fetch.doc.blocks import Block, Segmentation, tokens_of
+from mcp_server_web.fetch.doc.blocks import Block, Segmentation, token_chunks
 
 HIDDEN_WEIGHT = 0.5
 MAX_GRAM_REPEATS = 8
@@ -21,6 +22,8 @@ COMMON_CREDIT_MIN_TOKENS = 30
 """A run of at least this many words counts the trigrams too common to place it as found, once
 its own words place it (see _places); shorter runs are lines every post or card repeats (a
 byline, "Reply Quote"), which that would count as kept."""
+TOKENIZE_CHARS = 65_536
+"""The output is read this many characters at a time."""
 _MIN_MATCH = 0.3
 """A block is placed in the output only where at least this share of its trigrams line up."""
 Place = tuple[int, int, int, float]
@@ -40,11 +43,14 @@ def coverage(segmentation: Segmentation, text: str) -> dict[Block, float]:
     """
     runs = segmentation.runs
     grams = _run_grams(segmentation)
-    words = tokens_of(text)
     # The output's words, numbered as the page's; a word the page does not have is numbered
     # ``vocabulary``, and makes trigrams no run has.
-    output = np.fromiter(map(grams.ids.__getitem__, words), dtype=np.int64, count=len(words))
-    del words
+    number = grams.ids.__getitem__
+    pieces = [
+        np.fromiter(map(number, words), dtype=np.int64, count=len(words))
+        for words in token_chunks(text, TOKENIZE_CHARS)
+    ]
+    output = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
     found = [0.0] * len(runs)
     if len(output):
         options = _places(grams, output)
@@ -74,21 +80,61 @@ def _places(grams: _RunGrams, output: npt.NDArray[np.int64]) -> list[list[Place]
     go: for each run that may go somewhere, in run order, its places (k, start, end, trigrams
     found), best first, one for each stretch of the output where enough of its trigrams line up.
 
-    Computed for all runs at once, in arrays: a trigram of the output is looked up in its sorted
-    keys, not in a dict of hundreds of thousands of entries, and each run's trigrams found give
-    offsets (output position - run position) that are sorted and cut into stretches together.
+    Computed in arrays, for many runs at once (GRAM_BATCH trigrams at a time): a trigram of the
+    output is looked up in its sorted keys, not in a dict of hundreds of thousands of entries, and
+    each run's trigrams found give offsets (output position - run position) that are sorted and
+    cut into stretches together.
     """
     if len(output) < 3 or not len(grams.keys):
         return []
-    out_keys = _keys(output, grams.vocabulary + 1)
-    order = np.argsort(out_keys, kind="stable")  # each key's positions, in order
-    unique, first, counts = np.unique(out_keys[order], return_index=True, return_counts=True)
+    index = _OutputIndex(output, grams.vocabulary + 1)
+    options: list[list[Place]] = []
+    # Batches of whole runs: each run's stretches are found within its batch.
+    bounds = np.searchsorted(grams.gram_starts, np.arange(0, len(grams.keys), GRAM_BATCH)).tolist()
+    bounds.append(len(grams.lengths))
+    for low, high in pairwise(bounds):
+        if high > low:
+            options.extend(_batch_places(grams, index, low, high))
+    return options
 
-    where = np.minimum(np.searchsorted(unique, grams.keys), len(unique) - 1)
-    hit = unique[where] == grams.keys
-    count = np.where(hit, counts[where], 0)
-    run_of = grams.run
-    lengths = grams.lengths
+
+GRAM_BATCH = 65_536
+"""Trigrams of the page's runs placed together: the arrays of a batch are a few megabytes, where
+all the trigrams of a page of millions of words at once were over a hundred."""
+
+
+@dataclass(slots=True)
+class _OutputIndex:
+    """An output's trigram keys, sorted: each distinct key, where its positions start in ``order``,
+    and how many there are (positions in 32 bits: an output is the page's text, at most a few
+    million words)."""
+
+    order: npt.NDArray[np.int32]
+    """The output's positions, by key and then in order."""
+    unique: npt.NDArray[np.int64]
+    first: npt.NDArray[np.int32]
+    counts: npt.NDArray[np.int32]
+
+    def __init__(self, output: npt.NDArray[np.int64], base: int) -> None:
+        keys = _keys(output, base)
+        self.order = np.argsort(keys, kind="stable").astype(np.int32)
+        keys = keys[self.order]  # sorted; the unsorted ones are let go
+        new_key = np.empty(len(keys), dtype=bool)
+        new_key[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=new_key[1:])
+        self.first = np.flatnonzero(new_key).astype(np.int32)
+        self.unique = keys[self.first]
+        self.counts = np.diff(self.first, append=np.int32(len(keys)))
+
+
+def _batch_places(grams: _RunGrams, index: _OutputIndex, low: int, high: int) -> list[list[Place]]:
+    """_places for the runs numbered ``low`` to ``high`` (as in grams.run_index)."""
+    lengths = grams.lengths[low:high]
+    span = slice(int(grams.gram_starts[low]), int(grams.gram_starts[high - 1] + lengths[-1] - 2))
+    keys = grams.keys[span]
+    run_of = grams.run[span] - low
+    where = np.minimum(np.searchsorted(index.unique, keys), len(index.unique) - 1)
+    count = np.where(index.unique[where] == keys, index.counts[where], 0)
     common = np.bincount(run_of[count > MAX_GRAM_REPEATS], minlength=len(lengths))
     # Text repeated all along the output (a long tail every paragraph shares) cannot place a
     # run, but it is in the output: once the run's own words place it, it counts as found, or
@@ -97,10 +143,10 @@ def _places(grams: _RunGrams, output: npt.NDArray[np.int64]) -> list[list[Place]
 
     usable = (count > 0) & (count <= MAX_GRAM_REPEATS)
     repeats = count[usable]
-    starts = np.repeat(first[where[usable]], repeats)
+    starts = np.repeat(index.first[where[usable]], repeats)
     within = np.arange(len(starts)) - np.repeat(np.cumsum(repeats) - repeats, repeats)
     offset_run = np.repeat(run_of[usable], repeats)
-    offsets = order[starts + within] - np.repeat(grams.position[usable], repeats)
+    offsets = index.order[starts + within] - np.repeat(grams.position[span][usable], repeats)
     per_run = np.bincount(offset_run, minlength=len(lengths))
     needed = _MIN_MATCH * (lengths - 2)
     candidate = (per_run > 0) & (per_run + common >= needed)
@@ -136,11 +182,10 @@ def _places(grams: _RunGrams, output: npt.NDArray[np.int64]) -> list[list[Place]
     for run, start, found in zip(
         stretch_run[chosen].tolist(), centre.tolist(), hits[chosen].tolist(), strict=True
     ):
-        k = run_index[run]
         if run != previous:
             options.append([])
             previous = run
-        options[-1].append((k, start, start + int(lengths[run]), found))
+        options[-1].append((run_index[low + run], start, start + int(lengths[run]), found))
     return options
 
 
@@ -155,9 +200,11 @@ class _RunGrams:
     """For each run of three words or more, its index among all the runs."""
     lengths: npt.NDArray[np.int64]
     """Each such run's length in words."""
+    gram_starts: npt.NDArray[np.int64]
+    """Where each such run's trigrams start among ``keys``."""
     keys: npt.NDArray[np.int64]
-    run: npt.NDArray[np.int64]
-    position: npt.NDArray[np.int64]
+    run: npt.NDArray[np.int32]
+    position: npt.NDArray[np.int32]
     """For each trigram of those runs, in order: its key, its run (numbered as in run_index) and its
     position in the run."""
     short_index: npt.NDArray[np.int64]
@@ -197,11 +244,11 @@ def _run_grams(segmentation: Segmentation) -> _RunGrams:
     # A run's trigrams start at each of its words but its last two.
     run_starts = np.cumsum(lengths) - lengths
     grams_per_run = lengths - 2
-    run = np.repeat(np.arange(len(lengths)), grams_per_run)
-    position = np.arange(int(grams_per_run.sum())) - np.repeat(
-        np.cumsum(grams_per_run) - grams_per_run, grams_per_run
-    )
+    run = np.repeat(np.arange(len(lengths), dtype=np.int32), grams_per_run)
+    gram_starts = np.cumsum(grams_per_run) - grams_per_run
+    position = (np.arange(int(grams_per_run.sum())) - np.repeat(gram_starts, grams_per_run)).astype(np.int32)
     keys = _keys(words, vocabulary + 1)
+    del words
     keys = keys[run_starts[run] + position] if len(keys) else keys
     short_runs = [(k, run.tokens) for k, run in enumerate(segmentation.runs) if 0 < len(run.tokens) < 3]
     base = vocabulary + 1
@@ -214,6 +261,7 @@ def _run_grams(segmentation: Segmentation) -> _RunGrams:
         vocabulary,
         [k for k, _ in long_runs],
         lengths,
+        gram_starts,
         keys,
         run,
         position,
