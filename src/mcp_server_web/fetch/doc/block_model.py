@@ -37,9 +37,10 @@ class ModelFileError(RuntimeError):
     """The shipped model file does not fit this code (its inputs differ): a packaging mistake."""
 
 
-ROW_BATCH = 2048
+ROW_BATCH = 512
 """Rows evaluated together: every tree's node for every row is an array of rows x trees, several of
-them at a time, which for all the blocks of a long page at once was over a hundred megabytes."""
+them at a time (a megabyte or two for a batch), which for all the blocks of a long page at once
+was over a hundred megabytes."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,7 +119,8 @@ def segment(root: lxml.html.HtmlElement) -> Segmentation:
         tokens = [words.setdefault(token, token) for token in _TOKEN.findall(text.casefold())]
         if tokens:
             runs.append(Run(block, tokens))
-            block.tokens.extend(tokens)
+            # Most blocks are one run: they share its list (nothing changes either afterwards).
+            block.tokens = block.tokens + tokens if block.tokens else tokens
     for block, parts in texts.items():
         block.text = parts[0] if len(parts) == 1 else " ".join(parts)
         block.link_chars = min(links.get(block, 0), len(block.text))

@@ -4,6 +4,7 @@ runs of text, run by run (see ``coverage``)."""
 from __future__ import annotations
 
 import weakref
+from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -42,18 +43,18 @@ def coverage(segmentation: Segmentation, text: str) -> dict[Block, float]:
     count when they occur in the output in the gap between their placed neighbours.
     """
     runs = segmentation.runs
-    grams = _run_grams(segmentation)
+    words = _page_words(segmentation)
     # The output's words, numbered as the page's; a word the page does not have is numbered
     # ``vocabulary``, and makes trigrams no run has.
-    number = grams.ids.__getitem__
+    number = words.ids.__getitem__
     pieces = [
-        np.fromiter(map(number, words), dtype=np.int64, count=len(words))
-        for words in token_chunks(text, TOKENIZE_CHARS)
+        np.fromiter(map(number, chunk), dtype=np.int64, count=len(chunk))
+        for chunk in token_chunks(text, TOKENIZE_CHARS)
     ]
     output = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
     found = [0.0] * len(runs)
     if len(output):
-        options = _places(grams, output)
+        options = _places(segmentation, words, output)
         for places in options:
             if runs[places[0][0]].block.hidden:
                 # a hidden copy (a mobile layout, microdata) counts for less than a visible one
@@ -62,7 +63,7 @@ def coverage(segmentation: Segmentation, text: str) -> dict[Block, float]:
         for k, _start, _end, weight in placed:
             hits = weight / HIDDEN_WEIGHT if runs[k].block.hidden else weight
             found[k] = len(runs[k].tokens) * hits / (len(runs[k].tokens) - 2)
-        _place_short(grams, placed, output, found)
+        _place_short(words, placed, output, found)
     totals: dict[Block, list[float]] = {}
     for run, kept in zip(runs, found, strict=True):
         entry = totals.setdefault(run.block, [0.0, 0.0])
@@ -75,7 +76,9 @@ _MAX_PLACES = 4
 """At most this many places are considered for one run (text repeated on the page or in the output)."""
 
 
-def _places(grams: _RunGrams, output: npt.NDArray[np.int64]) -> list[list[Place]]:
+def _places(
+    segmentation: Segmentation, words: _PageWords, output: npt.NDArray[np.int64]
+) -> list[list[Place]]:
     """Where in the output (``output``, its words numbered) each run of three words or more may
     go: for each run that may go somewhere, in run order, its places (k, start, end, trigrams
     found), best first, one for each stretch of the output where enough of its trigrams line up.
@@ -83,24 +86,48 @@ def _places(grams: _RunGrams, output: npt.NDArray[np.int64]) -> list[list[Place]
     Computed in arrays, for many runs at once (GRAM_BATCH trigrams at a time): a trigram of the
     output is looked up in its sorted keys, not in a dict of hundreds of thousands of entries, and
     each run's trigrams found give offsets (output position - run position) that are sorted and
-    cut into stretches together.
+    cut into stretches together. A run whose trigrams are all too common in the output to place
+    it by (MAX_GRAM_REPEATS: text of a small vocabulary) is placed by its LONG_GRAM-grams instead.
     """
-    if len(output) < 3 or not len(grams.keys):
-        return []
-    index = _OutputIndex(output, grams.vocabulary + 1)
+    options, blocked = _placed_by(words.trigrams, words.vocabulary, output)
+    long_runs = [k for k in blocked if len(segmentation.runs[k].tokens) >= LONG_GRAM]
+    if not long_runs:
+        return options
+    grams = _run_grams(segmentation, words.ids, long_runs, LONG_GRAM)
+    more, _ = _placed_by(grams, words.vocabulary, output)
+    return sorted([*options, *more], key=lambda places: places[0][0])
+
+
+LONG_GRAM = 6
+"""The n-gram that places a run whose trigrams the output holds too often: a run of common words
+(a vocabulary of 20 words has 8,000 trigrams, but 64 million 6-grams)."""
+
+
+def _placed_by(
+    grams: _RunGrams, vocabulary: int, output: npt.NDArray[np.int64]
+) -> tuple[list[list[Place]], list[int]]:
+    """_places by the n-grams of ``grams``, and the runs left unplaced only because their n-grams
+    are too common in the output."""
+    if len(output) < grams.size or not len(grams.keys):
+        return [], []
+    index = _OutputIndex(output, vocabulary + 1, grams.size)
     options: list[list[Place]] = []
+    blocked: list[int] = []
     # Batches of whole runs: each run's stretches are found within its batch.
     bounds = np.searchsorted(grams.gram_starts, np.arange(0, len(grams.keys), GRAM_BATCH)).tolist()
     bounds.append(len(grams.lengths))
     for low, high in pairwise(bounds):
         if high > low:
-            options.extend(_batch_places(grams, index, low, high))
-    return options
+            placed, unplaced = _batch_places(grams, index, low, high)
+            options.extend(placed)
+            blocked.extend(unplaced)
+    return options, blocked
 
 
-GRAM_BATCH = 65_536
-"""Trigrams of the page's runs placed together: the arrays of a batch are a few megabytes, where
-all the trigrams of a page of millions of words at once were over a hundred."""
+GRAM_BATCH = 8_192
+"""Trigrams of the page's runs placed together: a batch's arrays (up to MAX_GRAM_REPEATS offsets a
+trigram) take a megabyte or two, where all the trigrams of a long page at once took over a
+hundred, and a page of repeated text of 0.1 MB took 70 times its size."""
 
 
 @dataclass(slots=True)
@@ -115,8 +142,8 @@ class _OutputIndex:
     first: npt.NDArray[np.int32]
     counts: npt.NDArray[np.int32]
 
-    def __init__(self, output: npt.NDArray[np.int64], base: int) -> None:
-        keys = _keys(output, base)
+    def __init__(self, output: npt.NDArray[np.int64], base: int, size: int) -> None:
+        keys = _keys(output, base, size)
         self.order = np.argsort(keys, kind="stable").astype(np.int32)
         keys = keys[self.order]  # sorted; the unsorted ones are let go
         new_key = np.empty(len(keys), dtype=bool)
@@ -127,15 +154,23 @@ class _OutputIndex:
         self.counts = np.diff(self.first, append=np.int32(len(keys)))
 
 
-def _batch_places(grams: _RunGrams, index: _OutputIndex, low: int, high: int) -> list[list[Place]]:
-    """_places for the runs numbered ``low`` to ``high`` (as in grams.run_index)."""
+def _batch_places(
+    grams: _RunGrams, index: _OutputIndex, low: int, high: int
+) -> tuple[list[list[Place]], list[int]]:
+    """_placed_by for the runs numbered ``low`` to ``high`` (as in grams.run_index)."""
     lengths = grams.lengths[low:high]
-    span = slice(int(grams.gram_starts[low]), int(grams.gram_starts[high - 1] + lengths[-1] - 2))
+    per_run_grams = lengths - (grams.size - 1)
+    span = slice(int(grams.gram_starts[low]), int(grams.gram_starts[high - 1] + per_run_grams[-1]))
     keys = grams.keys[span]
-    run_of = grams.run[span] - low
+    # Each n-gram's run (numbered from ``low``) and position in it.
+    run_of = np.repeat(np.arange(len(lengths)), per_run_grams)
+    position = np.arange(len(keys)) - np.repeat(grams.gram_starts[low:high] - span.start, per_run_grams)
     where = np.minimum(np.searchsorted(index.unique, keys), len(index.unique) - 1)
     count = np.where(index.unique[where] == keys, index.counts[where], 0)
     common = np.bincount(run_of[count > MAX_GRAM_REPEATS], minlength=len(lengths))
+    needed = _MIN_MATCH * per_run_grams
+    # Runs that only n-grams too common in the output could have placed.
+    too_common = common >= needed
     # Text repeated all along the output (a long tail every paragraph shares) cannot place a
     # run, but it is in the output: once the run's own words place it, it counts as found, or
     # paragraphs that differ only in a few words would all count as missing.
@@ -146,14 +181,13 @@ def _batch_places(grams: _RunGrams, index: _OutputIndex, low: int, high: int) ->
     starts = np.repeat(index.first[where[usable]], repeats)
     within = np.arange(len(starts)) - np.repeat(np.cumsum(repeats) - repeats, repeats)
     offset_run = np.repeat(run_of[usable], repeats)
-    offsets = index.order[starts + within] - np.repeat(grams.position[span][usable], repeats)
+    offsets = index.order[starts + within] - np.repeat(position[usable], repeats)
     per_run = np.bincount(offset_run, minlength=len(lengths))
-    needed = _MIN_MATCH * (lengths - 2)
     candidate = (per_run > 0) & (per_run + common >= needed)
     keep = candidate[offset_run]
     offset_run, offsets = offset_run[keep], offsets[keep]
     if not len(offsets):
-        return []
+        return [], [grams.run_index[low + run] for run in np.flatnonzero(too_common).tolist()]
 
     # Stretches of offsets no more than a tolerance apart, run by run: what the other extractor
     # inserted or dropped shifts the offset.
@@ -167,7 +201,7 @@ def _batch_places(grams: _RunGrams, index: _OutputIndex, low: int, high: int) ->
     stretch_start = np.concatenate(([0], breaks))
     stretch_end = np.concatenate((breaks, [len(offsets)]))
     stretch_run = offset_run[stretch_start]
-    hits = np.minimum(stretch_end - stretch_start + common[stretch_run], lengths[stretch_run] - 2)
+    hits = np.minimum(stretch_end - stretch_start + common[stretch_run], per_run_grams[stretch_run])
     # The best _MAX_PLACES stretches of each run, ties first in order.
     best = np.lexsort((np.arange(len(hits)), -hits, stretch_run))
     ranked_run = stretch_run[best]
@@ -176,37 +210,50 @@ def _batch_places(grams: _RunGrams, index: _OutputIndex, low: int, high: int) ->
     chosen = best[(rank < _MAX_PLACES) & (hits[best] >= needed[ranked_run])]
     centre = offsets[(stretch_start[chosen] + stretch_end[chosen]) // 2]
 
+    chosen_hits = hits[chosen]
+    if grams.size != 3:  # as many trigrams as the share of n-grams found
+        chosen_hits = chosen_hits * (lengths[stretch_run[chosen]] - 2) / per_run_grams[stretch_run[chosen]]
     run_index = grams.run_index
     options: list[list[Place]] = []
     previous = -1
     for run, start, found in zip(
-        stretch_run[chosen].tolist(), centre.tolist(), hits[chosen].tolist(), strict=True
+        stretch_run[chosen].tolist(), centre.tolist(), chosen_hits.tolist(), strict=True
     ):
         if run != previous:
             options.append([])
             previous = run
         options[-1].append((run_index[low + run], start, start + int(lengths[run]), found))
-    return options
+    placed = np.zeros(len(lengths), dtype=bool)
+    placed[stretch_run[chosen]] = True
+    blocked = [grams.run_index[low + run] for run in np.flatnonzero(too_common & ~placed).tolist()]
+    return options, blocked
 
 
 @dataclass(slots=True)
 class _RunGrams:
-    """The word trigrams of a page's runs of three words or more, as arrays, made once per page
-    (every extractor's output is placed against them)."""
+    """The word n-grams of some of a page's runs, as arrays."""
+
+    size: int
+    """n: 3, or LONG_GRAM."""
+    run_index: list[int]
+    """For each run, its index among all the page's runs."""
+    lengths: npt.NDArray[np.int64]
+    """Each run's length in words (at least ``size``)."""
+    gram_starts: npt.NDArray[np.int64]
+    """Where each run's n-grams start among ``keys``."""
+    keys: npt.NDArray[np.int64]
+    """The key of each n-gram of the runs, in order."""
+
+
+@dataclass(slots=True)
+class _PageWords:
+    """A page's words numbered, and its runs' trigrams and short runs, made once per page (every
+    extractor's output is placed against them)."""
 
     ids: _Ids
     vocabulary: int
-    run_index: list[int]
-    """For each run of three words or more, its index among all the runs."""
-    lengths: npt.NDArray[np.int64]
-    """Each such run's length in words."""
-    gram_starts: npt.NDArray[np.int64]
-    """Where each such run's trigrams start among ``keys``."""
-    keys: npt.NDArray[np.int64]
-    run: npt.NDArray[np.int32]
-    position: npt.NDArray[np.int32]
-    """For each trigram of those runs, in order: its key, its run (numbered as in run_index) and its
-    position in the run."""
+    trigrams: _RunGrams
+    """Of every run of three words or more."""
     short_index: npt.NDArray[np.int64]
     short_lengths: npt.NDArray[np.int64]
     short_keys: npt.NDArray[np.int64]
@@ -225,68 +272,80 @@ class _Ids(dict[str, int]):
         return self.vocabulary
 
 
-_GRAMS: weakref.WeakKeyDictionary[Segmentation, _RunGrams] = weakref.WeakKeyDictionary()
+_WORDS: weakref.WeakKeyDictionary[Segmentation, _PageWords] = weakref.WeakKeyDictionary()
 """Each page's, while its segmentation lives (readability's output and the second vote's are both
 placed against them)."""
 
 
-def _run_grams(segmentation: Segmentation) -> _RunGrams:
-    cached = _GRAMS.get(segmentation)
+def _page_words(segmentation: Segmentation) -> _PageWords:
+    cached = _WORDS.get(segmentation)
     if cached is not None:
         return cached
     ids = _Ids(segmentation.words)
     vocabulary = ids.vocabulary
-    long_runs = [(k, run.tokens) for k, run in enumerate(segmentation.runs) if len(run.tokens) >= 3]
-    lengths = np.array([len(tokens) for _, tokens in long_runs], dtype=np.int64)
-    words = np.fromiter(
-        (ids[token] for _, tokens in long_runs for token in tokens), dtype=np.int64, count=int(lengths.sum())
-    )
-    # A run's trigrams start at each of its words but its last two.
-    run_starts = np.cumsum(lengths) - lengths
-    grams_per_run = lengths - 2
-    run = np.repeat(np.arange(len(lengths), dtype=np.int32), grams_per_run)
-    gram_starts = np.cumsum(grams_per_run) - grams_per_run
-    position = (np.arange(int(grams_per_run.sum())) - np.repeat(gram_starts, grams_per_run)).astype(np.int32)
-    keys = _keys(words, vocabulary + 1)
-    del words
-    keys = keys[run_starts[run] + position] if len(keys) else keys
+    long_runs = [k for k, run in enumerate(segmentation.runs) if len(run.tokens) >= 3]
     short_runs = [(k, run.tokens) for k, run in enumerate(segmentation.runs) if 0 < len(run.tokens) < 3]
     base = vocabulary + 1
     short_keys = [
         ids[tokens[0]] if len(tokens) == 1 else ids[tokens[0]] * base + ids[tokens[1]]
         for _, tokens in short_runs
     ]
-    grams = _RunGrams(
+    words = _PageWords(
         ids,
         vocabulary,
-        [k for k, _ in long_runs],
-        lengths,
-        gram_starts,
-        keys,
-        run,
-        position,
+        _run_grams(segmentation, ids, long_runs, 3),
         short_index=np.array([k for k, _ in short_runs], dtype=np.int64),
         short_lengths=np.array([len(tokens) for _, tokens in short_runs], dtype=np.int64),
         short_keys=np.array(short_keys, dtype=np.int64),
     )
-    _GRAMS[segmentation] = grams
-    return grams
+    _WORDS[segmentation] = words
+    return words
 
 
-def _keys(words: npt.NDArray[np.int64], base: int) -> npt.NDArray[np.int64]:
-    """The key of each trigram of ``words`` (numbers below ``base``), in order: the three numbers
-    in base ``base`` (wrapping past 2**64 on a page of millions of distinct words, where two
-    trigrams may then share a key, as two hashes may)."""
-    if len(words) < 3:
+def _run_grams(segmentation: Segmentation, ids: _Ids, runs: list[int], size: int) -> _RunGrams:
+    """The ``size``-grams of the runs numbered ``runs`` (each at least ``size`` words long)."""
+    run_tokens = [segmentation.runs[k].tokens for k in runs]
+    lengths = np.array([len(tokens) for tokens in run_tokens], dtype=np.int64)
+    words = np.fromiter(
+        (ids[token] for tokens in run_tokens for token in tokens),
+        dtype=np.int64,
+        count=int(lengths.sum()),
+    )
+    # A run's n-grams start at each of its words but its last size - 1.
+    run_starts = np.cumsum(lengths) - lengths
+    grams_per_run = lengths - (size - 1)
+    gram_starts = np.cumsum(grams_per_run) - grams_per_run
+    keys = _keys(words, ids.vocabulary + 1, size)
+    del words
+    if len(keys):
+        # Less the n-grams that span two runs.
+        within = np.ones(len(keys), dtype=bool)
+        ends = run_starts + lengths
+        for back in range(1, size):
+            within[ends[:-1] - back] = False
+        keys = keys[within]
+    return _RunGrams(size, runs, lengths, gram_starts, keys)
+
+
+def _keys(words: npt.NDArray[np.int64], base: int, size: int) -> npt.NDArray[np.int64]:
+    """The key of each ``size``-gram of ``words`` (numbers below ``base``), in order: the numbers
+    in base ``base`` (wrapping past 2**64 on a page of millions of distinct words, or for long
+    n-grams, where two n-grams may then share a key, as two hashes may)."""
+    if len(words) < size:
         return np.zeros(0, dtype=np.int64)
     unsigned = words.astype(np.uint64)
     b = np.uint64(base)
+    count = len(words) - size + 1
+    keys = unsigned[:count].copy()
     with np.errstate(over="ignore"):
-        return ((unsigned[:-2] * b + unsigned[1:-1]) * b + unsigned[2:]).view(np.int64)
+        for offset in range(1, size):
+            keys *= b
+            keys += unsigned[offset : offset + count]
+    return keys.view(np.int64)
 
 
 def _place_short(
-    grams: _RunGrams, placed: list[Place], output: npt.NDArray[np.int64], found: list[float]
+    grams: _PageWords, placed: list[Place], output: npt.NDArray[np.int64], found: list[float]
 ) -> None:
     """Runs of one or two words: found if they occur in the gap between their placed neighbours."""
     if not placed or not len(grams.short_index):
@@ -328,15 +387,16 @@ def _heaviest_chain(options: list[list[Place]], size: int) -> list[Place]:
     increasing subsequence, with a Fenwick tree of prefix maxima over output positions."""
     slack = 2
     tree_size = size + slack + 2
-    tree_value: list[float] = [0] * (tree_size + 1)
-    tree_item = [-1] * (tree_size + 1)
+    # Flat arrays of machine numbers, not lists: a list holds a float object per position set.
+    tree_value = array("d", bytes(8 * (tree_size + 1)))
+    tree_item = array("q", [-1]) * (tree_size + 1)
     chosen: list[Place] = []
     score: list[float] = []
     previous: list[int] = []
 
     def query(position: int) -> tuple[float, int]:
         position = min(max(position, 0), tree_size)
-        value: float = 0
+        value = 0.0
         item = -1
         while position > 0:
             if tree_value[position] > value:
