@@ -333,7 +333,7 @@ def _keys(words: npt.NDArray[np.int64], base: int, size: int) -> npt.NDArray[np.
     n-grams, where two n-grams may then share a key, as two hashes may)."""
     if len(words) < size:
         return np.zeros(0, dtype=np.int64)
-    unsigned = words.astype(np.uint64)
+    unsigned = words.view(np.uint64)  # the same numbers (none is negative), not a copy
     b = np.uint64(base)
     count = len(words) - size + 1
     keys = unsigned[:count].copy()
@@ -389,7 +389,7 @@ def _heaviest_chain(options: list[list[Place]], size: int) -> list[Place]:
     tree_size = size + slack + 2
     # Flat arrays of machine numbers, not lists: a list holds a float object per position set.
     tree_value = array("d", bytes(8 * (tree_size + 1)))
-    tree_item = array("q", [-1]) * (tree_size + 1)
+    tree_item = array("i", [-1]) * (tree_size + 1)
     chosen: list[Place] = []
     score: list[float] = []
     previous: list[int] = []

@@ -66,6 +66,12 @@ and costs about 7 KB and 50 us per element: a page with more elements than this 
 largest of the 724 benchmark pages, after clean-up) is converted whole, with a warning, so that
 one huge page cannot take hundreds of megabytes and seconds of CPU."""
 
+RAW_COPY_MAX_ELEMENTS = 10_000
+"""trafilatura reads a copy of the page as parsed (Prepared.raw), made before the clean-up, on every
+page, though it runs on few. On a page of more elements than this (more than all but 3 of the
+1,502 benchmark pages) none is made, and, if it runs, it reads a copy of the cleaned tree: a long
+page's peak memory is then a copy of its tree smaller (9.8 MB of text: 203 -> 176 MB)."""
+
 MODEL_AGREEMENT = 0.8
 """trafilatura reads the page only when the block model's vote and readability's agree on less than
 this share of the words either keeps (vote_agreement), or when the page holds a block of code or a
@@ -160,7 +166,7 @@ def extract_html(
             visible_chars=text_chars(body),
             metadata=metadata,
         )
-    reading = _keep_main_content(root, base_url)
+    reading = _keep_main_content(root, base_url, elements)
     if not reading.kept_any and reading.visible_chars:
         # Nothing was told apart as main content, yet the page has text: the whole page rather
         # than nothing (or an extraction failure). The tree was cut down already; this rare
@@ -234,9 +240,10 @@ class _Reading:
     sidebars set aside (rough_chars: whitespace counted as it is)."""
 
 
-def _keep_main_content(root: lxml.html.HtmlElement, url: str) -> _Reading:
-    """Clean the tree and cut it down to the main content, in place, and say what was kept."""
-    page = prepare(root, url)
+def _keep_main_content(root: lxml.html.HtmlElement, url: str, elements: int) -> _Reading:
+    """Clean the tree (of ``elements`` elements) and cut it down to the main content, in place, and
+    say what was kept."""
+    page = prepare(root, url, keep_raw=elements <= RAW_COPY_MAX_ELEMENTS)
     before = _visible_chars(root)
     prose_before = page.prose
     segmentation, selection, votes, posts = _choose(root, url, page)
@@ -280,21 +287,31 @@ class Prepared:
     """What the page says it is (selection.page_kinds)."""
     types: frozenset[str]
     """The schema.org and OpenGraph types it declares (block_features.type_inputs)."""
-    raw: lxml.html.HtmlElement
-    """A copy of the tree as parsed, for trafilatura: its rules look at forms, hidden elements,
-    styles and the like, which the clean-up changes (given the cleaned tree instead, it kept less
-    on product pages: wcxb-dev's products 0.669 -> 0.657)."""
+    raw: lxml.html.HtmlElement | None
+    """A copy of the tree as parsed (less what trafilatura removes first anyway), for trafilatura:
+    its rules look at forms, hidden elements, styles and the like, which the clean-up changes
+    (given the cleaned tree instead, it kept less on product pages: wcxb-dev's products 0.669 ->
+    0.657). None on a page of more than RAW_COPY_MAX_ELEMENTS elements."""
     prose: int
     """The text outside links in the cleaned tree."""
 
 
-def prepare(root: lxml.html.HtmlElement, url: str) -> Prepared:
+def prepare(root: lxml.html.HtmlElement, url: str, *, keep_raw: bool = True) -> Prepared:
     """Read what the page declares, number its page-level landmarks (_LANDMARKS) and clean it
-    (html_tree.clean_tree, its hidden elements kept and marked), in place."""
+    (html_tree.clean_tree, its hidden elements kept and marked), in place; with ``keep_raw``, keep
+    a copy of it as parsed for trafilatura (Prepared.raw)."""
     for number, element in enumerate(_LANDMARKS(root)):
         element.set(_LANDMARK, str(number))
     schema, og_types = declared_types(root)
-    raw = copy.deepcopy(root)
+    raw = None
+    if keep_raw:
+        # What trafilatura would remove first anyway, and copy several times before it does, is
+        # not copied (the clean-up drops it too; the JSON-LD stays: it tells forum threads apart).
+        etree.strip_elements(root, "style", "svg", "template", with_tail=False)
+        for script in list(root.iter("script")):
+            if (script.get("type") or "").strip().lower() != "application/ld+json":
+                drop(script)
+        raw = copy.deepcopy(root)
     clean_tree(root, url, keep_hidden=True)
     return Prepared(
         kinds=kinds_of(schema, og_types),
@@ -362,7 +379,8 @@ def _choose(
     if vote_agreement(blocks, first.readability, second) < MODEL_AGREEMENT or unvoted_structure(
         blocks, first.readability, second
     ):
-        trafilatura_text = _trafilatura_text(_for_trafilatura(page.raw, first.chrome), url, first.summary)
+        tree = _for_trafilatura(page.raw, first.chrome) if page.raw is not None else copy.deepcopy(root)
+        trafilatura_text = _trafilatura_text(tree, url, first.summary)
         second = coverage(segmentation, trafilatura_text)
     selection = select(
         segmentation,
@@ -375,12 +393,7 @@ def _choose(
 
 
 def _for_trafilatura(raw: lxml.html.HtmlElement, chrome: frozenset[str]) -> lxml.html.HtmlElement:
-    """The tree as parsed, less its page-level chrome, and less what trafilatura would remove first
-    anyway and copies several times before it does (the JSON-LD stays: it tells forum threads apart)."""
-    etree.strip_elements(raw, "style", "svg", "template", with_tail=False)
-    for script in list(raw.iter("script")):
-        if (script.get("type") or "").strip().lower() != "application/ld+json":
-            drop(script)
+    """The tree as parsed (Prepared.raw), less its page-level chrome."""
     for element in _NUMBERED_LANDMARKS(raw):
         if element.get(_LANDMARK) in chrome:
             drop(element)
