@@ -194,3 +194,54 @@ def test_cards_and_tabs_in_an_element_named_like_a_filter_are_kept() -> None:
     ).text
     assert all(f"CARD_{number} " in text for number in range(len(SHOES)))
     assert all(f"TAB_{number} " in text for number in range(3))
+
+
+# --- service pages: every section --------------------------------------------------------------
+
+
+def test_a_service_page_keeps_all_its_sections() -> None:
+    """A hero, a grid of feature cards, numbered steps, plans, and questions whose answers are
+    collapsed (<details>): each part of the offer, in wrappers of their own, is kept."""
+    features = "".join(
+        f"<div class='feature-card'><h3>{name}</h3><p>FEATURE_{number} Every plan includes {name.lower()}, "
+        "set up for you on the first day and checked each week by our team.</p></div>"
+        for number, name in enumerate(
+            ("Secure backups", "Fast restores", "Encrypted at rest", "Audit trails")
+        )
+    )
+    steps = "".join(
+        f"<li>STEP_{number} {text}</li>"
+        for number, text in enumerate(
+            (
+                "We call you to list the systems to protect.",
+                "We install the agent on each server.",
+                "The first full backup runs overnight.",
+            )
+        )
+    )
+    answers = (
+        ("Where is my data kept?", "In two data centres in the EU, never outside it."),
+        ("Can I cancel?", "Yes, at any time, and we delete your data within 30 days."),
+    )
+    questions = "".join(
+        f"<details><summary>{question}</summary><p>ANSWER_{number} {answer}</p></details>"
+        for number, (question, answer) in enumerate(answers)
+    )
+    page = (
+        f"<html><head><title>Managed backup</title></head><body>{CHROME_TOP}<main>"
+        "<div class='hero'><h1>Managed backup for small offices</h1><p>HERO We back up your servers "
+        "and laptops every night, and restore any file within the hour when you need it.</p></div>"
+        f"<div class='features-grid'>{features}</div>"
+        f"<div class='process'><h2>How onboarding works</h2><ol>{steps}</ol></div>"
+        "<div class='pricing'><h2>Plans</h2><div class='plan'><h3>Basic</h3><p>PLAN_0 $ 20 a month for "
+        "100 GB</p></div><div class='plan'><h3>Pro</h3><p>PLAN_1 $ 50 a month for 1 TB</p></div></div>"
+        f"<div class='faq'><h2>Questions</h2>{questions}</div>"
+        f"</main>{CHROME_BOTTOM}</body></html>"
+    )
+    text = extract_html(
+        page, "https://backup.example/managed", output_format="markdown", main_content=True
+    ).text
+    expected = ["HERO", *(f"FEATURE_{n} " for n in range(4)), *(f"STEP_{n} " for n in range(3))]
+    expected += [*(f"PLAN_{n} " for n in range(2)), *(f"ANSWER_{n} " for n in range(2))]
+    assert [part for part in expected if part not in text] == []
+    assert "SITE_HEADER" not in text and "NAV_SHOP" not in text and "SITE_FOOTER" not in text
