@@ -14,9 +14,12 @@ one back over them for the sizes of what each holds: linear in the page.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
+from collections.abc import Set
 from dataclasses import dataclass
+from operator import itemgetter
 
 import lxml.html
 import numpy as np
@@ -399,11 +402,21 @@ NONE = -(10**6)
 """The level of a kind of element not found around the block (far above the page's root)."""
 
 
-def _names(element: lxml.html.HtmlElement) -> set[str]:
-    value = f"{element.get('class') or ''} {element.get('id') or ''}"
-    if not value.strip():
-        return set()
-    return {part.lower() for part in _NAME_SPLIT.split(value) if part}
+def _names(element: lxml.html.HtmlElement) -> frozenset[str]:
+    classes = element.get("class")
+    identifier = element.get("id")
+    if not classes and not identifier:
+        return _NO_NAMES
+    return _name_words(f"{classes or ''} {identifier or ''}")
+
+
+_NO_NAMES: frozenset[str] = frozenset()
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_words(value: str) -> frozenset[str]:
+    """The words of a class and id (pages repeat the same ones on many elements)."""
+    return frozenset(part.lower() for part in _NAME_SPLIT.split(value) if part)
 
 
 _GROUPS = tuple(WORD_GROUPS.values())
@@ -414,11 +427,17 @@ _WORD_GROUP_INDEX: dict[str, tuple[int, ...]] = {
 _LANDMARK_GROUPS = tuple(LANDMARK_TAGS.items())
 _LANDMARK_INDEX = {name: i for i, name in enumerate(LANDMARK_TAGS)}
 _ITEM_GROUPS = tuple(ITEM_TYPES.values())
+_TAG_LANDMARKS: dict[str, tuple[int, ...]] = {
+    tag: tuple(len(_GROUPS) + i for i, (_, tags) in enumerate(_LANDMARK_GROUPS) if tag in tags)
+    for _, tags in _LANDMARK_GROUPS
+    for tag in tags
+}
+"""For each tag, the marks (after the word groups) of the landmark groups it is in."""
 _MARKS = len(_GROUPS) + len(_LANDMARK_GROUPS) + len(_ITEM_GROUPS)
 _NO_MARKS = (NONE,) * _MARKS
 
 
-def _around(block: Block, parent: _Around | None, inline_names: set[str]) -> _Around:
+def _around(block: Block, parent: _Around | None, inline_names: Set[str]) -> _Around:
     element = block.element
     names = _names(element) | inline_names if inline_names else _names(element)
     inherited = parent.marks if parent is not None else _NO_MARKS
@@ -426,9 +445,10 @@ def _around(block: Block, parent: _Around | None, inline_names: set[str]) -> _Ar
     found: list[int] = []
     for name in names:
         found.extend(_WORD_GROUP_INDEX.get(name, ()))
-    tag = element.tag
+    # A parsed tree's tags are str; types-lxml types them as anything one may set by hand.
+    tag: str = element.tag  # type: ignore[assignment]
     offset = len(_GROUPS)
-    found.extend(offset + i for i, (_, tags) in enumerate(_LANDMARK_GROUPS) if tag in tags)
+    found.extend(_TAG_LANDMARKS.get(tag, ()))
     role = element.get("role")
     if role and role.strip().lower() in ROLES:
         found.append(offset + _LANDMARK_INDEX[ROLES[role.strip().lower()]])
@@ -551,9 +571,9 @@ def block_features(
             len(_SENTENCE_END.findall(text)) / count,
             text.count(",") / count,
             1.0 if text.rstrip()[-1:] in ".!?:。！？" else 0.0,
-            sum(1 for token in tokens if _DIGITS.search(token)) / count,
-            sum(1 for word in words if word[:1].isupper()) / max(len(words), 1),
-            sum(len(token) for token in tokens) / count,
+            (sum(1 for token in tokens if _DIGITS.search(token)) if _DIGITS.search(text) else 0) / count,
+            sum(map(str.isupper, map(itemgetter(0), words))) / max(len(words), 1),
+            sum(map(len, tokens)) / count,
             float(len(CHROME_PHRASES.findall(text))) if count < 40 else 0.0,
             1.0 if _in_link(block) else 0.0,
             float(len(block.children)),
