@@ -30,7 +30,7 @@ from mcp_server_web.fetch.net.resolution import Resolver
 from mcp_server_web.fetch.net.urls import MAX_URL_LENGTH, parse_url
 from mcp_server_web.fetch.passages import OutlineEntry, Passage, outline, rank_passages
 from mcp_server_web.fetch.readthrough import ExtractedText, ReadThrough, ReadThroughFailed
-from mcp_server_web.fetch.service import CONVERSION_JOB, FetchService
+from mcp_server_web.fetch.service import CONVERSION_JOB, CONVERSION_PRELOAD, FetchService
 from mcp_server_web.fetch.types import (
     METADATA_DESCRIPTION_LIMIT,
     METADATA_NAME_LIMIT,
@@ -51,6 +51,7 @@ __all__ = [
     "ACCEPT_ENCODING",
     "CONTROLLED_HEADERS",
     "CONVERSION_JOB",
+    "CONVERSION_PRELOAD",
     "DEFAULT_USER_AGENT",
     "INSTALL_HINT",
     "MAX_URL_LENGTH",

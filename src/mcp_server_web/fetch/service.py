@@ -82,6 +82,9 @@ _DOWNLOAD_SHARE = 0.8
 # What a conversion worker runs (named, so only the workers import the conversion stack).
 CONVERSION_JOB = "mcp_server_web.fetch.snapshot:convert_identified"
 WHOLE_PAGE_JOB = "mcp_server_web.fetch.snapshot:convert_whole_instead"
+CONVERSION_PRELOAD = (CONVERSION_JOB.partition(":")[0], "mcp_server_web.fetch.doc.warm")
+"""What the workers' fork server imports before it forks them: the conversion stack, and what it
+reads from files on first use (fetch/doc/warm.py)."""
 MAIN_CONTENT_TIME_SHARE = 0.6
 """Picking out an HTML page's main content may take this share of MCP_WEB_TIMEOUT. Past it, or
 past the memory a conversion may use, the page is converted whole in the time left (which costs

@@ -17,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_server_web import __version__
 from mcp_server_web.config import Settings, check_fetch_fallback
 from mcp_server_web.fetch import (
-    CONVERSION_JOB,
+    CONVERSION_PRELOAD,
     ConversionPool,
     Fetcher,
     FetchService,
@@ -81,7 +81,7 @@ def conversion_pool(settings: Settings) -> ConversionPool:
     return ConversionPool(
         max(2, os.cpu_count() or 2),
         memory_limit=settings.conversion_max_bytes,
-        preload=(CONVERSION_JOB.partition(":")[0],),
+        preload=CONVERSION_PRELOAD,
         log_level=logging.getLevelName(settings.log_level.upper()),
     )
 
