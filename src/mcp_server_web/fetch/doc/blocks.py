@@ -161,13 +161,10 @@ def _walk_children(
             stream.append((block, child.tail, in_link))
 
 
-def tokens_of(text: str) -> list[str]:
-    return _TOKEN.findall(text.casefold())
-
-
 def token_chunks(text: str, size: int) -> Iterator[list[str]]:
-    """``tokens_of(text)``, a piece of about ``size`` characters at a time (cut at whitespace,
-    which no token holds): a long text's words as strings would be many times the text."""
+    """The tokens of ``text`` (as a block's), a piece of about ``size`` characters at a time (cut
+    at whitespace, which no token holds): a long text's words as strings would be many times the
+    text."""
     position = 0
     while position < len(text):
         end = position + size
@@ -186,12 +183,6 @@ def trigrams(tokens: list[str]) -> list[str]:
     garbage collector to walk, where millions of tuples made each of its passes cost in proportion
     to the page, and the whole conversion grow faster than the page. Tokens hold no space."""
     return [f"{a} {b} {c}" for a, b, c in zip(tokens, tokens[1:], tokens[2:], strict=False)]
-
-
-def trigram_keys(tokens: list[str]) -> list[int]:
-    """The word trigrams of ``tokens``, in order, each as its hash: an int is half the size of the
-    trigram's string, and an output's index holds one per word of a page."""
-    return [hash(gram) for gram in zip(tokens, tokens[1:], tokens[2:], strict=False)]
 
 
 def prune(blocks: list[Block], keep: Iterable[Block]) -> None:
