@@ -341,11 +341,7 @@ def first_reading(root: lxml.html.HtmlElement, page: Prepared) -> FirstReading:
     """Set the page-level navigation, header, footer and sidebars aside from ``root`` (the tree
     ``prepare`` cleaned), read it with readability and cut it into blocks."""
     chrome = frozenset(element.get(_LANDMARK) or "" for element in _chrome_landmarks(root, page.prose))
-    for element in _NUMBERED_LANDMARKS(root):
-        if element.get(_LANDMARK) in chrome:
-            drop(element)
-        else:
-            del element.attrib[_LANDMARK]
+    _drop_chrome(root, chrome)
     summary = _readability_summary(root)
     readability_text = summary.text_content() if summary is not None else ""
     posts = find_posts(body_of(root), page.kinds)  # their bylines go into what is kept, once cut down
@@ -394,12 +390,18 @@ def _choose(
 
 def _for_trafilatura(raw: lxml.html.HtmlElement, chrome: frozenset[str]) -> lxml.html.HtmlElement:
     """The tree as parsed (Prepared.raw), less its page-level chrome."""
-    for element in _NUMBERED_LANDMARKS(raw):
+    _drop_chrome(raw, chrome)
+    return raw
+
+
+def _drop_chrome(tree: lxml.html.HtmlElement, chrome: frozenset[str]) -> None:
+    """Drop the page-level landmarks numbered in ``chrome`` from ``tree`` (the cleaned tree or the
+    copy as parsed: both carry the numbers prepare gave), and the numbers of the others."""
+    for element in _NUMBERED_LANDMARKS(tree):
         if element.get(_LANDMARK) in chrome:
             drop(element)
         else:
             del element.attrib[_LANDMARK]
-    return raw
 
 
 def _chrome_landmarks(root: lxml.html.HtmlElement, prose: int) -> list[lxml.html.HtmlElement]:
