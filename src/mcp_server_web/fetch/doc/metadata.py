@@ -66,6 +66,11 @@ _PAGE_TYPES = frozenset(
     {"webpage", "qapage", "faqpage", "aboutpage", "profilepage", "itempage", "collectionpage"}
 )
 _SITE_TYPES = frozenset({"website", "organization", "newsmediaorganization"})
+_ROLE_OF_TYPE = (
+    dict.fromkeys(_SITE_TYPES, "site")
+    | dict.fromkeys(_PAGE_TYPES, "page")
+    | dict.fromkeys(_ARTICLE_TYPES, "article")
+)
 
 # <meta name|property> -> field, in order of preference within the group.
 _OPENGRAPH: dict[str, tuple[str, ...]] = {
@@ -338,11 +343,15 @@ def _json_ld_fields(root: lxml.html.HtmlElement) -> dict[str, str | None]:
     if not nodes:
         return {}
     ids: dict[str, dict[str, Any]] = {}
-    for node in nodes:  # a node described, not a reference to one (a lone @id)
-        if isinstance(node.get("@id"), str) and len(node) > 1:
+    first: dict[str, dict[str, Any]] = {}  # role ("article", "page", "site") -> its first object
+    for node in nodes:  # one pass: a page's JSON-LD may hold thousands of objects
+        if isinstance(node.get("@id"), str) and len(node) > 1:  # described, not a lone reference
             ids.setdefault(node["@id"], node)
-    article = next((node for node in nodes if _types(node) & _ARTICLE_TYPES), None)
-    page = next((node for node in nodes if _types(node) & _PAGE_TYPES), None)
+        for name in _type_names(node):
+            role = _ROLE_OF_TYPE.get(name)
+            if role is not None:
+                first.setdefault(role, node)
+    article, page, site = first.get("article"), first.get("page"), first.get("site")
     main = article or page
     fields: dict[str, str | None] = {}
     if main is not None:
@@ -352,10 +361,8 @@ def _json_ld_fields(root: lxml.html.HtmlElement) -> dict[str, str | None]:
         fields["modified"] = _string(main.get("dateModified"))
         fields["description"] = _string(main.get("description"))
         fields["site_name"] = _names(main.get("publisher"), ids, people=False)
-    if not fields.get("site_name"):
-        site = next((node for node in nodes if _types(node) & _SITE_TYPES), None)
-        if site is not None:
-            fields["site_name"] = _string(site.get("name"))
+    if not fields.get("site_name") and site is not None:
+        fields["site_name"] = _string(site.get("name"))
     if page is not None and main is not page:
         for name, key in (("published", "datePublished"), ("modified", "dateModified")):
             fields[name] = fields.get(name) or _string(page.get(key))
@@ -385,9 +392,9 @@ def _json_ld_objects(root: lxml.html.HtmlElement) -> Iterator[dict[str, Any]]:
                     return
                 if isinstance(value, dict):
                     yield value
-                    below.extend(item for item in value.values() if isinstance(item, (dict, list)))
+                    below += [item for item in value.values() if isinstance(item, (dict, list))]
                 elif isinstance(value, list):
-                    below.extend(item for item in value if isinstance(item, (dict, list)))
+                    below += [item for item in value if isinstance(item, (dict, list))]
             if not below:
                 break
             level = below
@@ -398,13 +405,14 @@ def _no_constant(name: str) -> None:
     return None
 
 
-def _types(node: Mapping[str, Any]) -> set[str]:
+def _type_names(node: Mapping[str, Any]) -> tuple[str, ...]:
+    """The node's declared types, lower case, without a vocabulary's URL."""
     declared = node.get("@type")
     if isinstance(declared, str):
-        return {declared.lower().rsplit("/", 1)[-1]}
+        return (declared.lower().rsplit("/", 1)[-1],)
     if isinstance(declared, list):
-        return {item.lower().rsplit("/", 1)[-1] for item in declared[:8] if isinstance(item, str)}
-    return set()
+        return tuple(item.lower().rsplit("/", 1)[-1] for item in declared[:8] if isinstance(item, str))
+    return ()
 
 
 def _string(value: object) -> str | None:
