@@ -24,7 +24,6 @@ import lxml.html
 import trafilatura
 import trafilatura.external
 from lxml import etree
-from readability import Document
 from readability.readability import Unparseable
 
 from mcp_server_web.fetch.doc.block_features import type_inputs
@@ -45,6 +44,7 @@ from mcp_server_web.fetch.doc.html_tree import (
 )
 from mcp_server_web.fetch.doc.metadata import page_metadata
 from mcp_server_web.fetch.doc.posts import Post, find_posts, write_bylines
+from mcp_server_web.fetch.doc.readability_fast import FastDocument
 from mcp_server_web.fetch.doc.render import render_element
 from mcp_server_web.fetch.doc.sections import drop_emptied_headings, section_words
 from mcp_server_web.fetch.doc.selection import (
@@ -445,8 +445,9 @@ def _readability_summary(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement |
     return element
 
 
-class _Readability(Document):  # type: ignore[misc]  # readability-lxml ships no types
-    """readability-lxml, except that data tables and code blocks in the article survive its clean-up.
+class _Readability(FastDocument):
+    """readability-lxml (readability_fast's equivalent of it), except that data tables and code
+    blocks in the article survive its clean-up.
 
     readability removes any table or <div> with under 25 characters of text or a low score, which
     loses small but important data tables and one-line code samples (``pip install x`` in a
@@ -490,10 +491,25 @@ class _Readability(Document):  # type: ignore[misc]  # readability-lxml ships no
             allowed[block] = True
             block_chars = text_chars(block)
             for wrapper in block.iterancestors():
-                if wrapper is node or text_chars(wrapper) > block_chars + 100:
+                if wrapper is node or _text_chars_over(wrapper, block_chars + 100):
                     break
                 allowed[wrapper] = True
         return allowed
+
+
+def _text_chars_over(element: lxml.html.HtmlElement, limit: int) -> bool:
+    """Whether ``text_chars(element) > limit``, read only as far as it takes to tell: a wrapper
+    around a table or code block usually turns out to be the whole article, measured in full
+    before for every block it held."""
+    chars = 0
+    words = 0
+    for text in element.itertext():
+        parts = text.split()
+        words += len(parts)
+        chars += sum(map(len, parts))
+        if chars + words - 1 > limit:  # (each text only adds to both)
+            return True
+    return False
 
 
 # --- trafilatura ---------------------------------------------------------------------------------
