@@ -489,27 +489,13 @@ class _Readability(FastDocument):
                     continue
                 kept_code.add(block)
             allowed[block] = True
-            block_chars = text_chars(block)
+            limit = text_chars(block) + 100
             for wrapper in block.iterancestors():
-                if wrapper is node or _text_chars_over(wrapper, block_chars + 100):
+                # (A wrapper is often the whole article: read only as far as the limit.)
+                if wrapper is node or text_chars(wrapper, past=limit) > limit:
                     break
                 allowed[wrapper] = True
         return allowed
-
-
-def _text_chars_over(element: lxml.html.HtmlElement, limit: int) -> bool:
-    """Whether ``text_chars(element) > limit``, read only as far as it takes to tell: a wrapper
-    around a table or code block usually turns out to be the whole article, measured in full
-    before for every block it held."""
-    chars = 0
-    words = 0
-    for text in element.itertext():
-        parts = text.split()
-        words += len(parts)
-        chars += sum(map(len, parts))
-        if chars + words - 1 > limit:  # (each text only adds to both)
-            return True
-    return False
 
 
 # --- trafilatura ---------------------------------------------------------------------------------

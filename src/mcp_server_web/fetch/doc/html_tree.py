@@ -553,15 +553,21 @@ def serialise(element: lxml.html.HtmlElement) -> str:
         element.tag = "body"
 
 
-def text_chars(element: lxml.html.HtmlElement) -> int:
+def text_chars(element: lxml.html.HtmlElement, *, past: int | None = None) -> int:
     """How many characters of text an element holds, whitespace collapsed: its words' characters
-    and one space between each two words (counted text by text, never a copy of all of it)."""
+    and one space between each two words (counted text by text, never a copy of all of it).
+
+    With ``past``, counting stops as soon as the count is past it (what is returned is then more
+    than ``past``, and at most the whole count): enough to tell whether an element holds more
+    than so much text without reading all of a long one."""
     chars = 0
     words = 0
     for text in element.itertext():
         parts = text.split()
         words += len(parts)
         chars += sum(map(len, parts))
+        if past is not None and chars + words - 1 > past:
+            break
     return chars + words - 1 if words else 0
 
 
