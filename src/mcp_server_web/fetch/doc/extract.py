@@ -26,6 +26,7 @@ import trafilatura.external
 from lxml import etree
 from readability.readability import Unparseable
 
+from mcp_server_web.fetch.doc import trafilatura_fast
 from mcp_server_web.fetch.doc.block_features import type_inputs
 from mcp_server_web.fetch.doc.block_model import model_votes
 from mcp_server_web.fetch.doc.blocks import Block, Segmentation, prune, segment
@@ -539,3 +540,6 @@ def _shared_readability(htmlinput: lxml.html.HtmlElement) -> lxml.html.HtmlEleme
 
 if _trafilatura_readability is not None:
     trafilatura.external.try_readability = _shared_readability
+
+# trafilatura's costliest steps, redone with the same results (trafilatura_fast.py).
+trafilatura_fast.install()
