@@ -437,13 +437,19 @@ _MARKS = len(_GROUPS) + len(_LANDMARK_GROUPS) + len(_ITEM_GROUPS)
 _NO_MARKS = (NONE,) * _MARKS
 
 
+@functools.lru_cache(maxsize=4096)
+def _word_marks(names: frozenset[str]) -> tuple[int, ...]:
+    """The marks of the word groups of class and id words (the same few sets on every element)."""
+    return tuple(i for name in names for i in _WORD_GROUP_INDEX.get(name, ()))
+
+
 def _around(block: Block, parent: _Around | None, inline_names: Set[str]) -> _Around:
     element = block.element
-    names = _names(element) | inline_names if inline_names else _names(element)
     inherited = parent.marks if parent is not None else _NO_MARKS
     in_text_prop = parent.in_text_prop if parent is not None else 0
-    found: list[int] = []
-    for name in names:
+    # The same mark twice is set once: the element's and the inline elements' words need no union.
+    found = list(_word_marks(_names(element)))
+    for name in inline_names:
         found.extend(_WORD_GROUP_INDEX.get(name, ()))
     # A parsed tree's tags are str; types-lxml types them as anything one may set by hand.
     tag: str = element.tag  # type: ignore[assignment]
@@ -460,6 +466,8 @@ def _around(block: Block, parent: _Around | None, inline_names: Set[str]) -> _Ar
     if element.get("itemprop") in TEXT_PROPS:
         in_text_prop = 1
     if not found:
+        if parent is not None and parent.in_text_prop == in_text_prop:
+            return parent  # nothing new: share the parent's
         return _Around(inherited, in_text_prop)
     marks = list(inherited)
     for i in found:
@@ -496,6 +504,9 @@ def block_features(
     sub_tokens = [len(block.tokens) for block in blocks]
     sub_links = [block.link_chars for block in blocks]
     sub_chars = [len(block.text) for block in blocks]
+    own_tokens = np.array(sub_tokens, dtype=np.float64)
+    own_links = np.array(sub_links, dtype=np.float64)
+    own_chars = np.array(sub_chars, dtype=np.float64)
     sub_prose = [len(block.tokens) if _is_prose(block) else 0 for block in blocks]
     sub_blocks = [1 if block.tokens else 0 for block in blocks]
     for block in reversed(blocks):
@@ -528,134 +539,157 @@ def block_features(
         if block.parent is not None:
             sibling_shapes[block.parent.index, shapes[block.index]] += 1
 
-    declared_row = [1.0 if not declared.isdisjoint(group) else 0.0 for group in PAGE_TYPES.values()]
-    h1s = sum(1 for block in blocks if block.element.tag == "h1" and block.tokens)
-    page_row = [
-        sub_links[0] / page_chars,
-        float(h1s),
-        *declared_row,
-    ]
-
+    # What needs each block's own text, tree or place in the walk is read in the walk; the rest
+    # is arithmetic on whole columns afterwards (the same divisions of the same numbers).
     arounds: list[_Around | None] = [None] * n
-    text_blocks = [block for block in blocks if block.tokens and block.parent is not None]
-    neighbour = {block.index: k for k, block in enumerate(text_blocks)}
-    rows: list[list[float]] = []
+    text_blocks: list[Block] = []
+    read: list[tuple[float, ...]] = []
     filled: list[npt.NDArray[np.float64]] = []
     marks: list[tuple[int, ...]] = []
-    levels: list[int] = []
-    chars_before = 0
     first_h1: int | None = None
+    h1s = 0
     heading_other = 0.0
     for block in blocks:
-        parent_around = arounds[block.parent.index] if block.parent is not None else None
-        inline = _inline_names(block) if block.parent is not None else set()
-        around = _around(block, parent_around, inline)
+        parent = block.parent
+        if parent is None:
+            around = _around(block, None, _NO_NAMES)
+        else:
+            around = _around(block, arounds[parent.index], _inline_names(block))
         arounds[block.index] = around
-        if block.element.tag == "h1" and block.tokens and first_h1 is None:
-            first_h1 = block.index
-        if block.element.tag in HEADINGS and block.tokens:
-            heading_other = 1.0 if len(block.tokens) <= 8 and COMMENTS_HEADING.search(block.text) else 0.0
-        if not block.tokens or block.parent is None:
+        tokens = block.tokens
+        if not tokens:
+            continue
+        tag = block.element.tag
+        if tag in HEADINGS:
+            if tag == "h1":
+                h1s += 1
+                if first_h1 is None:
+                    first_h1 = block.index
+            heading_other = 1.0 if len(tokens) <= 8 and COMMENTS_HEADING.search(block.text) else 0.0
+        if parent is None:
             continue
         text = block.text
-        tokens = block.tokens
         count = len(tokens)
         words = text.split()
-        own = [
-            float(TAG_CATEGORY.get(str(block.element.tag), 0)),
-            float(count),
-            float(len(text)),
-            block.link_density,
-            float(block.images),
-            1.0 if block.hidden else 0.0,
-            len(_SENTENCE_END.findall(text)) / count,
-            text.count(",") / count,
-            1.0 if text.rstrip()[-1:] in ".!?:。！？" else 0.0,
-            (sum(1 for token in tokens if _DIGITS.search(token)) if _DIGITS.search(text) else 0) / count,
-            sum(map(str.isupper, map(itemgetter(0), words))) / max(len(words), 1),
-            sum(map(len, tokens)) / count,
-            float(len(CHROME_PHRASES.findall(text))) if count < 40 else 0.0,
-            1.0 if _in_link(block) else 0.0,
-            float(len(block.children)),
-        ]
-        where = [
-            block.index / n,
-            chars_before / page_chars,
-            float(block.depth),
-            1.0 if first_h1 is not None and first_h1 <= block.index else 0.0,
-            float(around.in_text_prop),
-            heading_other,
-        ]
-        chars_before += len(text)
-        ups: list[float] = []
-        ancestor: Block | None = block
-        for _ in range(ANCESTOR_LEVELS):
-            ancestor = ancestor.parent if ancestor is not None else None
-            if ancestor is None:
-                ups.extend((1.0, sub_links[0] / page_chars, float(sub_blocks[0]), 1.0))
-                continue
-            k = ancestor.index
-            ups.extend(
-                (
-                    sub_tokens[k] / page_tokens,
-                    sub_links[k] / max(sub_chars[k], 1),
-                    float(sub_blocks[k]),
-                    sub_prose[k] / page_prose,
-                )
-            )
-        parent = block.parent
         shape = shapes[block.index]
-        repeats = [
-            float(len(parent.children)),
-            float(sibling_shapes[parent.index, shape]),
-            float(shape_counts[shape]),
-            float(text_counts[text]),
-            sub_tokens[block.index] / page_tokens,
-        ]
-        container = [
-            1.0 if inside_half[block.index] else 0.0,
-            1.0 if inside_most[block.index] else 0.0,
-            float(block.depth - depths[half]) if half >= 0 else -1.0,
-        ]
-        k = neighbour[block.index]
-        before = text_blocks[k - 1] if k > 0 else None
-        after = text_blocks[k + 1] if k + 1 < len(text_blocks) else None
-        neighbours = [
-            float(len(before.tokens)) if before else 0.0,
-            before.link_density if before else 0.0,
-            float(len(after.tokens)) if after else 0.0,
-            after.link_density if after else 0.0,
-        ]
-        rows.append([*own, *where, *ups, *repeats, *container, *neighbours, *page_row])
-        if len(rows) == ROW_CHUNK:
-            filled.append(np.array(rows, dtype=np.float64))
-            rows.clear()
+        read.append(
+            (
+                TAG_CATEGORY.get(str(tag), 0),
+                block.images,
+                1.0 if block.hidden else 0.0,
+                len(_SENTENCE_END.findall(text)),
+                text.count(","),
+                1.0 if text.rstrip()[-1:] in ".!?:。！？" else 0.0,
+                sum(1 for token in tokens if _DIGITS.search(token)) if _DIGITS.search(text) else 0,
+                sum(map(str.isupper, map(itemgetter(0), words))) / max(len(words), 1),
+                sum(map(len, tokens)),
+                len(CHROME_PHRASES.findall(text)) if count < 40 else 0,
+                1.0 if _in_link(block) else 0.0,
+                len(block.children),
+                around.in_text_prop,
+                heading_other,
+                len(parent.children),
+                sibling_shapes[parent.index, shape],
+                shape_counts[shape],
+                text_counts[text],
+            )
+        )
+        if len(read) == ROW_CHUNK:
+            filled.append(np.array(read, dtype=np.float64))
+            read.clear()
+        text_blocks.append(block)
         marks.append(around.marks)
-        levels.append(block.depth)
-    filled.append(np.array(rows, dtype=np.float64).reshape(len(rows), len(FEATURES) - _MARKS))
-    return text_blocks, _with_distances(np.concatenate(filled), marks, levels)
+    filled.append(np.array(read, dtype=np.float64).reshape(len(read), len(_READ)))
+    columns = np.concatenate(filled)
+
+    # NaN until set: a feature left out reads as missing (the tests check none is).
+    rows = np.full((len(text_blocks), len(FEATURES)), np.nan)
+
+    def put(name: str, values: npt.ArrayLike) -> None:
+        rows[:, _COLUMN[name]] = values
+
+    at = np.array([block.index for block in text_blocks], dtype=np.intp)
+    tokens_at = own_tokens[at]
+    for k, name in enumerate(_READ):
+        put(name, columns[:, k] / tokens_at if name in _PER_TOKEN else columns[:, k])
+    chars_at = own_chars[at]
+    link_density = np.where(chars_at > 0, own_links[at] / np.maximum(chars_at, 1.0), 0.0)
+    put("tokens", tokens_at)
+    put("chars", chars_at)
+    put("link_density", link_density)
+    put("position", at / n)
+    chars_before = np.cumsum(chars_at) - chars_at
+    put("chars_before", chars_before / page_chars)
+    depth_all = np.array(depths, dtype=np.intp)
+    depth_at = depth_all[at]
+    put("depth", depth_at)
+    put("after_h1", at >= first_h1 if first_h1 is not None else 0.0)
+
+    # The elements holding the block, ANCESTOR_LEVELS up; above the root, the whole page.
+    share_all = np.array(sub_tokens, dtype=np.float64) / page_tokens
+    links_all = np.array(sub_links, dtype=np.float64) / np.maximum(np.array(sub_chars, dtype=np.float64), 1.0)
+    blocks_all = np.array(sub_blocks, dtype=np.float64)
+    prose_all = np.array(sub_prose, dtype=np.float64) / page_prose
+    parent_all = np.array(parents, dtype=np.intp)
+    ancestor = at
+    for level in range(1, ANCESTOR_LEVELS + 1):
+        ancestor = np.where(ancestor >= 0, parent_all[np.maximum(ancestor, 0)], -1)
+        above = ancestor < 0
+        known = np.maximum(ancestor, 0)
+        put(f"up{level}_share", np.where(above, 1.0, share_all[known]))
+        put(f"up{level}_link_density", np.where(above, sub_links[0] / page_chars, links_all[known]))
+        put(f"up{level}_blocks", np.where(above, float(sub_blocks[0]), blocks_all[known]))
+        put(f"up{level}_prose_share", np.where(above, 1.0, prose_all[known]))
+    put("subtree_share", share_all[at])
+    put("in_prose_half", np.array(inside_half, dtype=np.float64)[at])
+    put("in_prose_most", np.array(inside_most, dtype=np.float64)[at])
+    put("prose_container_depth", depth_at - depths[half] if half >= 0 else -1.0)
+    # The blocks with text before and after the block.
+    put("prev_tokens", np.concatenate(([0.0], tokens_at[:-1]))[: len(at)])
+    put("prev_link_density", np.concatenate(([0.0], link_density[:-1]))[: len(at)])
+    put("next_tokens", np.concatenate((tokens_at[1:], [0.0]))[: len(at)])
+    put("next_link_density", np.concatenate((link_density[1:], [0.0]))[: len(at)])
+
+    put("page_link_density", sub_links[0] / page_chars)
+    put("page_h1s", float(h1s))
+    for name, group in PAGE_TYPES.items():
+        put(name, 0.0 if declared.isdisjoint(group) else 1.0)
+    # How many block levels up the nearest element of each word group, landmark and item type is
+    # (FAR when none is, or it is further).
+    up = depth_at.reshape(len(at), 1) - np.array(marks, dtype=np.int64).reshape(len(at), _MARKS)
+    rows[:, _FIRST_MARK : _FIRST_MARK + _MARKS] = np.minimum(up, FAR)
+    return text_blocks, rows
 
 
 ROW_CHUNK = 1024
-"""Rows are made as lists of floats and kept as arrays this many at a time: a page of tens of
-thousands of blocks held as Python floats was tens of megabytes."""
-
-
+"""What is read in the walk is kept as arrays this many blocks at a time: a page of tens of
+thousands of blocks held as Python numbers was tens of megabytes."""
+_READ = (
+    "tag",
+    "images",
+    "hidden",
+    "sentence_ends",
+    "commas",
+    "ends_sentence",
+    "digit_share",
+    "capital_share",
+    "mean_token_chars",
+    "chrome_phrases",
+    "in_link",
+    "children",
+    "in_text_prop",
+    "under_comments_heading",
+    "siblings",
+    "same_shape_siblings",
+    "same_shape_page",
+    "same_text_page",
+)
+"""What the walk reads for each block with text, in order: the features, or for _PER_TOKEN the
+counts they are per token of."""
+_PER_TOKEN = frozenset({"sentence_ends", "commas", "digit_share", "mean_token_chars"})
+_COLUMN = {name: i for i, name in enumerate(FEATURES)}
 _FIRST_MARK = FEATURES.index(f"word_{next(iter(WORD_GROUPS))}")
 """Where the distances (word groups, then landmarks, then item types) sit among FEATURES."""
-
-
-def _with_distances(
-    base: npt.NDArray[np.float64], marks: list[tuple[int, ...]], levels: list[int]
-) -> npt.NDArray[np.float64]:
-    """The rows of ``base`` with, in their place among FEATURES, how many block levels up the nearest
-    element of each word group, landmark and item type is (FAR when none is, or it is further)."""
-    count = len(base)
-    up = np.array(levels, dtype=np.int64).reshape(count, 1) - np.array(marks, dtype=np.int64).reshape(
-        count, _MARKS
-    )
-    distances = np.minimum(up, FAR).astype(np.float64)
-    return np.concatenate((base[:, :_FIRST_MARK], distances, base[:, _FIRST_MARK:]), axis=1)
 
 
 PROSE_TOKENS = 10
