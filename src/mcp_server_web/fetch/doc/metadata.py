@@ -23,6 +23,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import string
 from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit
@@ -97,21 +98,16 @@ _META: dict[str, tuple[str, ...]] = {
 _MULTIPLE = frozenset({"citation_author"})
 """Names a page repeats, once per author."""
 
-_MICRODATA = etree.XPath(
-    "//*[@itemprop][@itemprop='datePublished' or @itemprop='dateModified' or @itemprop='author']"
-    "[not(ancestor::*[@itemprop='comment' or @itemprop='review'])]"
-)
-# From the <time> elements up (a page has few), not from every element down: the same nodes in
-# the same order, without testing every element's class.
-_ARTICLE_TIME = etree.XPath(
-    "//time[@datetime][ancestor::article or ancestor::main or ancestor::*[@role='main']]"
-    "[not(ancestor::nav or ancestor::aside or ancestor::footer or ancestor::*[@itemprop='comment'])]"
-)
-_BYLINE_CLASS = (
-    "contains(concat(' ', normalize-space(@class), ' '), ' byline ')"
-    " or contains(concat(' ', normalize-space(@class), ' '), ' author ')"
-    " or contains(concat(' ', normalize-space(@class), ' '), ' author-name ')"
-    " or contains(concat(' ', normalize-space(@class), ' '), ' post-author ')"
+# The elements with an itemprop, from their attributes up: testing every element for one cost more.
+_ITEMPROPS = etree.XPath("//@itemprop/..")
+_MICRODATA_PROPS = frozenset({"datePublished", "dateModified", "author"})
+_MICRODATA_OUTSIDE = frozenset({"comment", "review"})
+"""A date or author inside a comment or review (itemprop) is its own, not the page's."""
+_TIMES = etree.XPath("//time[@datetime]")
+"""A page has few; each is tested from itself up (one walk of the tree for all of them)."""
+_BYLINE_CLASSES = ("byline", "author", "author-name", "post-author")
+_BYLINE_CLASS = " or ".join(
+    f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')" for name in _BYLINE_CLASSES
 )
 # A plain substring test first: the word test (normalize-space, concat) on every element's class
 # cost more than the rest of the page's facts.
@@ -119,15 +115,9 @@ _BYLINES = etree.XPath(
     "//a[@rel][contains(concat(' ', normalize-space(@rel), ' '), ' author ')]"
     f" | //*[contains(@class, 'byline') or contains(@class, 'author')][{_BYLINE_CLASS}]"
 )
-_BYLINE_TIME = etree.XPath(
-    f"//time[@datetime][ancestor::*[{_BYLINE_CLASS}"
-    " or contains(concat(' ', normalize-space(@class), ' '), ' meta ')]]"
-)
-_CANONICAL = etree.XPath("//link[contains(concat(' ', normalize-space(@rel), ' '), ' canonical ')][@href]")
-_JSON_LD = etree.XPath(
-    "//script[translate(normalize-space(@type), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', "
-    "'abcdefghijklmnopqrstuvwxyz')='application/ld+json']"
-)
+_XML_SPACE = re.compile(r"[ \t\r\n]+")
+"""What XPath's normalize-space collapses (no other whitespace)."""
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 _TAG = re.compile(r"<[^>]{0,2000}>")
 _WHITESPACE = re.compile(r"\s+")
@@ -146,8 +136,9 @@ def page_metadata(
     ``base_url`` is the URL that answered (a canonical link is made absolute against it), and
     ``content_language`` the response's Content-Language header, used when <html> has no lang.
     """
-    graph = _json_ld_fields(root)
-    metas = _meta_values(root)
+    declarations = _Declarations(root)
+    graph = _json_ld_fields(declarations.scripts)
+    metas = _meta_values(declarations.metas)
     opengraph = {name: _first(metas, keys) for name, keys in _OPENGRAPH.items()}
     meta = {name: _first(metas, keys) for name, keys in _META.items()}
     meta["author"] = _authors_from_meta(metas) or meta["author"]
@@ -183,7 +174,7 @@ def page_metadata(
         site_name=text("site_name", NAME_LIMIT),
         language=_language(root.get("lang")) or _language(content_language),
         description=text("description", DESCRIPTION_LIMIT),
-        canonical_url=_canonical(root, base_url),
+        canonical_url=_canonical(declarations.links, base_url),
     )
 
 
@@ -212,13 +203,59 @@ def _first(values: Mapping[str, list[str]], names: tuple[str, ...]) -> str | Non
     return None
 
 
+# --- the declarations --------------------------------------------------------------------------
+
+
+class _Declarations:
+    """The elements a page declares its facts in: its <meta>, <link rel=canonical href> and JSON-LD
+    <script> elements, in document order, found in one walk of the tree (a walk for each cost
+    more than the rest of the page's facts)."""
+
+    def __init__(self, root: lxml.html.HtmlElement) -> None:
+        self.metas: list[lxml.html.HtmlElement] = []
+        self.links: list[lxml.html.HtmlElement] = []
+        self.scripts: list[lxml.html.HtmlElement] = []
+        # Links and scripts are looked for in the whole document (as XPath's "//" would), the
+        # <meta> elements under ``root``: one walk when ``root`` is the whole document, as parsed.
+        top = root.getroottree().getroot()
+        tags = ("meta", "link", "script") if top is root else ("link", "script")
+        for element in top.iter(*tags):
+            tag = element.tag
+            if tag == "meta":
+                self.metas.append(element)
+            elif tag == "link":
+                if element.get("href") is not None and _has_word(element.get("rel"), "canonical"):
+                    self.links.append(element)
+            elif _normalize_space(element.get("type")).translate(_ASCII_LOWER) == "application/ld+json":
+                self.scripts.append(element)
+        if top is not root:
+            self.metas = list(root.iter("meta"))
+
+
+def _normalize_space(value: str | None) -> str:
+    """XPath's normalize-space() of an attribute's ``value`` (None: no such attribute)."""
+    return " ".join(word for word in _XML_SPACE.split(value) if word) if value else ""
+
+
+def _has_word(value: str | None, word: str) -> bool:
+    """Whether an attribute's ``value`` (None: no such attribute) holds ``word`` among its words
+    (XPath's contains(concat(' ', normalize-space(@a), ' '), ' word '))."""
+    return word in _words(value)
+
+
+def _words(value: str | None) -> list[str]:
+    """An attribute's words, as XPath's normalize-space separates them (None: no such attribute;
+    empty strings may come along)."""
+    return _XML_SPACE.split(value) if value else []
+
+
 # --- meta tags -------------------------------------------------------------------------------
 
 
-def _meta_values(root: lxml.html.HtmlElement) -> dict[str, list[str]]:
-    """Every <meta name|property|itemprop content> of the page, names lower-cased, in order."""
+def _meta_values(metas: list[lxml.html.HtmlElement]) -> dict[str, list[str]]:
+    """Every <meta name|property|itemprop content> of ``metas``, names lower-cased, in order."""
     values: dict[str, list[str]] = {}
-    for element in root.iter("meta"):
+    for element in metas:
         content = element.get("content")
         if content is None:
             continue
@@ -265,8 +302,8 @@ class _Markup:
         if found:
             return found
         if name == "published":
-            times = _BYLINE_TIME(self._root) or _ARTICLE_TIME(self._root)
-            return times[0].get("datetime") if times else None
+            time = _published_time(self._root)
+            return time.get("datetime") if time is not None else None
         if name == "author":
             for element in _BYLINES(self._root):
                 byline = _byline_name(element)
@@ -277,8 +314,12 @@ class _Markup:
 
 def _microdata_fields(root: lxml.html.HtmlElement) -> dict[str, str | None]:
     fields: dict[str, str | None] = {}
-    for element in _MICRODATA(root):
+    for element in _ITEMPROPS(root):
         prop = element.get("itemprop")
+        if prop not in _MICRODATA_PROPS or any(
+            ancestor.get("itemprop") in _MICRODATA_OUTSIDE for ancestor in element.iterancestors()
+        ):
+            continue
         if prop == "author":
             if "author" not in fields:
                 named = element.find(".//*[@itemprop='name']")
@@ -289,6 +330,31 @@ def _microdata_fields(root: lxml.html.HtmlElement) -> dict[str, str | None]:
             if name not in fields:
                 fields[name] = element.get("content") or element.get("datetime") or element.text_content()
     return fields
+
+
+_TIME_BYLINE_CLASSES = frozenset({*_BYLINE_CLASSES, "meta"})
+_ARTICLE_TAGS = frozenset({"article", "main"})
+_NOT_ARTICLE_TAGS = frozenset({"nav", "aside", "footer"})
+
+
+def _published_time(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+    """The first <time datetime> in a byline or a post's meta line, else the first in the article
+    (not in its navigation, asides, footer or comments)."""
+    times: list[lxml.html.HtmlElement] = _TIMES(root)
+    for time in times:
+        for ancestor in time.iterancestors():
+            if not _TIME_BYLINE_CLASSES.isdisjoint(_words(ancestor.get("class"))):
+                return time
+    for time in times:
+        inside = False
+        for ancestor in time.iterancestors():
+            if ancestor.tag in _NOT_ARTICLE_TAGS or ancestor.get("itemprop") == "comment":
+                break
+            inside = inside or ancestor.tag in _ARTICLE_TAGS or ancestor.get("role") == "main"
+        else:
+            if inside:
+                return time
+    return None
 
 
 def _byline_name(element: lxml.html.HtmlElement) -> str | None:
@@ -316,8 +382,8 @@ def _language(value: str | None) -> str | None:
     return first
 
 
-def _canonical(root: lxml.html.HtmlElement, base_url: str) -> str | None:
-    for link in _CANONICAL(root):
+def _canonical(links: list[lxml.html.HtmlElement], base_url: str) -> str | None:
+    for link in links:
         href = (link.get("href") or "").strip()
         if not href or len(href) > URL_LIMIT:
             continue
@@ -336,10 +402,10 @@ def _canonical(root: lxml.html.HtmlElement, base_url: str) -> str | None:
 # --- JSON-LD -----------------------------------------------------------------------------------
 
 
-def _json_ld_fields(root: lxml.html.HtmlElement) -> dict[str, str | None]:
-    """The page's fields from its JSON-LD: its most specific object's (an article's before a web
-    page's), the site's name from the publisher or a WebSite object."""
-    nodes = list(_json_ld_objects(root))
+def _json_ld_fields(scripts: list[lxml.html.HtmlElement]) -> dict[str, str | None]:
+    """The page's fields from its JSON-LD ``scripts``: its most specific object's (an article's
+    before a web page's), the site's name from the publisher or a WebSite object."""
+    nodes = list(_json_ld_objects(scripts))
     if not nodes:
         return {}
     ids: dict[str, dict[str, Any]] = {}
@@ -369,11 +435,11 @@ def _json_ld_fields(root: lxml.html.HtmlElement) -> dict[str, str | None]:
     return fields
 
 
-def _json_ld_objects(root: lxml.html.HtmlElement) -> Iterator[dict[str, Any]]:
-    """Every JSON object in the page's JSON-LD scripts, breadth first, within the caps."""
+def _json_ld_objects(scripts: list[lxml.html.HtmlElement]) -> Iterator[dict[str, Any]]:
+    """Every JSON object in the page's JSON-LD ``scripts``, breadth first, within the caps."""
     budget = MAX_JSON_LD_BYTES
     nodes = 0
-    for script in _JSON_LD(root)[:MAX_JSON_LD_SCRIPTS]:
+    for script in scripts[:MAX_JSON_LD_SCRIPTS]:
         source = script.text or ""
         size = len(source)  # characters: at most as many as its UTF-8 bytes, read before parsing
         if size > budget:

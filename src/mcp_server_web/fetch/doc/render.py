@@ -103,10 +103,6 @@ def code_language(pre: Any) -> str | None:
 _Converter = Callable[[Any, str, frozenset[str]], str]
 
 
-def _trims_outside(element: Any) -> bool:
-    return element is not None and element.tag in _TRIM_OUTSIDE
-
-
 def _chomp(text: str) -> tuple[str, str, str]:
     """Leading/trailing space moved outside inline markup: "<b> foo</b>" is " **foo**"."""
     prefix = " " if text and text[0] == " " else ""
@@ -130,6 +126,7 @@ class _MarkdownConverter:
         self._cell_spans: dict[Any, int] = {}
         self._table_widths: dict[Any, int] = {}
         self._padding_left: dict[Any, int] = {}
+        self._tag_sets: dict[tuple[frozenset[str], str], frozenset[str]] = {}
 
     def convert(self, element: Any) -> str:
         return self._element(element, frozenset()).strip("\n")
@@ -143,82 +140,99 @@ class _MarkdownConverter:
         if tag in _SKIPPED:
             return ""
         trim_inside = tag in _TRIM_INSIDE
-        child_tags = set(parent_tags)
-        child_tags.add(tag)
-        if tag in _INLINE_CONTEXT:
-            child_tags.add("_inline")
-        if tag in _NO_FORMAT:
-            child_tags.add("_noformat")
-        inner_tags = frozenset(child_tags)
+        inner_tags = self._tag_sets.get((parent_tags, tag)) or self._inner_tags(parent_tags, tag)
         outer_prefix = self._prefix
         prefix = self._line_prefix(element, parent_tags) if tag in _LINE_PREFIXED else 0
         self._prefix = outer_prefix + prefix
 
         strings: list[str] = []
-        children = [child for child in element if isinstance(child.tag, str) or child.tail]
-        # the element's own text, then each child followed by its tail
+        # The element's own text, then each child followed by its tail. A text is written once
+        # the element after it is known (whitespace next to a block is not content): each
+        # waits, with the tag of the element before it (None after a comment or at the start).
+        waiting: list[tuple[str, str | None]] = []
         if element.text:
-            following = next((child for child in children if isinstance(child.tag, str)), None)
-            text = self._text(element.text, element, None, following, trim_inside, inner_tags)
-            if text:
-                strings.append(text)
-        for index, child in enumerate(children):
-            if isinstance(child.tag, str):
+            waiting.append((element.text, None))
+        for child in element:
+            child_tag = child.tag
+            if isinstance(child_tag, str):
+                if waiting:
+                    self._texts(strings, waiting, child_tag, trim_inside, inner_tags)
                 converted = self._element(child, inner_tags)
                 if converted:
                     strings.append(converted)
-                previous = child
+                previous: str | None = child_tag
             else:  # a comment or processing instruction: only its tail counts
                 previous = None
-            if child.tail:
-                following = next((c for c in children[index + 1 :] if isinstance(c.tag, str)), None)
-                text = self._text(child.tail, element, previous, following, trim_inside, inner_tags)
-                if text:
-                    strings.append(text)
+            tail = child.tail
+            if tail:
+                waiting.append((tail, previous))
+        if waiting:
+            self._texts(strings, waiting, None, trim_inside, inner_tags)
 
-        # inside <pre> every newline counts; elsewhere the newlines where blocks meet collapse
-        joined = "".join(strings) if tag == "pre" or "pre" in parent_tags else _join_blocks(strings)
+        if len(strings) < 2:  # most elements: nothing meets
+            joined = strings[0] if strings else ""
+        elif tag == "pre" or "pre" in parent_tags:  # inside <pre> every newline counts
+            joined = "".join(strings)
+        else:  # elsewhere the newlines where blocks meet collapse
+            joined = _join_blocks(strings)
         self._prefix = outer_prefix
         # once a block is flattened so are those in it: their prefixes would add to its sum
         self._flatten = outer_prefix + prefix > _MAX_LINE_PREFIX
         converter = self._converter(tag)
         return converter(element, joined, parent_tags) if converter is not None else joined
 
-    def _text(
+    def _inner_tags(self, parent_tags: frozenset[str], tag: str) -> frozenset[str]:
+        """The tags (and "_inline", "_noformat") around the children of a ``tag`` in ``parent_tags``,
+        kept in _tag_sets: made once per combination, as a page repeats the same few."""
+        child_tags = set(parent_tags)
+        child_tags.add(tag)
+        if tag in _INLINE_CONTEXT:
+            child_tags.add("_inline")
+        if tag in _NO_FORMAT:
+            child_tags.add("_noformat")
+        inner = self._tag_sets[(parent_tags, tag)] = frozenset(child_tags)
+        return inner
+
+    def _texts(
         self,
-        text: str,
-        parent: Any,
-        previous: Any,
-        following: Any,
+        strings: list[str],
+        waiting: list[tuple[str, str | None]],
+        following: str | None,
         trim_inside: bool,
         parent_tags: frozenset[str],
-    ) -> str:
-        # whitespace between blocks, or just inside one, is not content
-        if not text.strip() and (
-            (trim_inside and (previous is None or following is None))
-            or _trims_outside(previous)
-            or _trims_outside(following)
-        ):
-            return ""
-        if "pre" not in parent_tags:
-            text = _NEWLINE_WHITESPACE.sub("\n", text)
-            text = _WHITESPACE.sub(" ", text)
-        if "_noformat" not in parent_tags:
-            text = self._escape(text)
-        if _trims_outside(previous) or (trim_inside and previous is None):
-            text = text.lstrip(" \t\r\n")
-        if _trims_outside(following) or (trim_inside and following is None):
-            text = text.rstrip()
-        return text
+    ) -> None:
+        """The ``waiting`` texts as written, added to ``strings`` (and ``waiting`` emptied): each
+        between the element tagged as it says and the one tagged ``following`` (None: a comment,
+        or the start or end of their parent)."""
+        before_block = following in _TRIM_OUTSIDE
+        for text, previous in waiting:
+            after_block = previous in _TRIM_OUTSIDE
+            # whitespace between blocks, or just inside one, is not content
+            if (
+                (trim_inside and (previous is None or following is None)) or after_block or before_block
+            ) and not text.strip():
+                continue
+            if "pre" not in parent_tags:
+                # the substitutions change nothing without a line break, a tab or two spaces in a row
+                if "\n" in text or "\r" in text:
+                    text = _NEWLINE_WHITESPACE.sub("\n", text)
+                if "\t" in text or "  " in text:
+                    text = _WHITESPACE.sub(" ", text)
+            if self.escape_asterisks and "_noformat" not in parent_tags:
+                text = text.replace("*", r"\*")
+            if after_block or (trim_inside and previous is None):
+                text = text.lstrip(" \t\r\n")
+            if before_block or (trim_inside and following is None):
+                text = text.rstrip()
+            if text:
+                strings.append(text)
+        waiting.clear()
 
     def _line_prefix(self, element: Any, parent_tags: frozenset[str]) -> int:
         """The characters ``element`` puts before every line inside it."""
         if element.tag == "li":
             return len(self._bullet(element))
         return 0 if "_inline" in parent_tags else self.line_prefixes.get(element.tag, 0)
-
-    def _escape(self, text: str) -> str:
-        return text.replace("*", r"\*") if self.escape_asterisks else text
 
     def _converter(self, tag: str) -> _Converter | None:
         if tag not in self._converters:
@@ -532,13 +546,22 @@ def _previous_element(element: Any) -> Any:
 
 def _join_blocks(strings: list[str]) -> str:
     """Children's strings joined, with the newlines where two blocks meet collapsed (at most 2)."""
-    parts = [""]
+    parts: list[str] = []
+    trailing = ""  # the newlines ending the string before, held until the next one's are known
     for string in strings:
-        leading, content, trailing = _EDGE_NEWLINES.match(string).groups()  # type: ignore[union-attr]
-        if parts[-1] and leading:
-            previous_trailing = parts.pop()
-            leading = "\n" * min(2, max(len(previous_trailing), len(leading)))
-        parts.extend((leading, content, trailing))
+        unled = string.lstrip("\n")
+        content = unled.rstrip("\n")
+        leading = len(string) - len(unled)
+        if trailing and leading:
+            parts.append("\n" * min(2, max(len(trailing), leading)))
+        else:
+            parts.append(trailing)
+            if leading:
+                parts.append(string[:leading])
+        parts.append(content)
+        # a string of newlines only leads with them all: none trails
+        trailing = unled[len(content) :]
+    parts.append(trailing)
     return "".join(parts)
 
 
