@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import compress, groupby
 
 import lxml.html
 
@@ -92,39 +93,56 @@ def segment(root: lxml.html.HtmlElement) -> Segmentation:
     """The blocks of ``root`` (itself the first) and their runs of text, in document order."""
     top = Block(root, None, 0, 0)
     blocks: list[Block] = [top]
-    stream: list[tuple[Block, str, bool]] = []
+    # The pieces of text in document order, each with its block and whether it is in a link, as
+    # three lists rather than a tuple a piece: the garbage collector walks each container as long
+    # as it lives, which cost more than the walk itself.
+    stream = _Stream([], [], [])
     _walk_children(root, top, False, blocks, stream)
 
-    # Consecutive pieces of one block's text make a run.
-    grouped: list[tuple[Block, list[str], list[str]]] = []
-    current: tuple[Block, list[str], list[str]] | None = None
-    for block, text, in_link in stream:
-        if current is None or current[0] is not block:
-            current = (block, [], [])
-            grouped.append(current)
-        current[1].append(text)
-        if in_link:
-            current[2].append(text)
     runs: list[Run] = []
     words: dict[str, str] = {}
-    texts: dict[Block, list[str]] = {}
+    several: dict[Block, list[str]] = {}  # the texts of the blocks of more than one run
     links: dict[Block, int] = {}
-    for block, pieces, link_pieces in grouped:
-        text = " ".join("".join(pieces).split())
+    start = 0
+    # Consecutive pieces of one block's text make a run (a Block is equal only to itself).
+    for block, group in groupby(stream.blocks):
+        end = start + sum(1 for _ in group)
+        text = " ".join("".join(stream.texts[start:end]).split())
+        linked = "".join(compress(stream.texts[start:end], stream.linked[start:end]))
+        start = end
         if not text:
             continue
-        texts.setdefault(block, []).append(text)
-        if link_pieces:
-            links[block] = links.get(block, 0) + len(" ".join("".join(link_pieces).split()))
-        tokens = [words.setdefault(token, token) for token in _TOKEN.findall(text.casefold())]
-        if tokens:
+        if not block.text:
+            block.text = text
+        else:
+            several.setdefault(block, [block.text]).append(text)
+        if linked:
+            links[block] = links.get(block, 0) + len(" ".join(linked.split()))
+        found = _TOKEN.findall(text.casefold())
+        if found:
+            tokens = list(map(words.setdefault, found, found))
             runs.append(Run(block, tokens))
             # Most blocks are one run: they share its list (nothing changes either afterwards).
             block.tokens = block.tokens + tokens if block.tokens else tokens
-    for block, parts in texts.items():
-        block.text = parts[0] if len(parts) == 1 else " ".join(parts)
-        block.link_chars = min(links.get(block, 0), len(block.text))
+    for block, parts in several.items():
+        block.text = " ".join(parts)
+    for block, chars in links.items():
+        block.link_chars = min(chars, len(block.text))
     return Segmentation(blocks, runs, words)
+
+
+@dataclass(slots=True)
+class _Stream:
+    """The text of a tree, piece by piece in document order (``segment``)."""
+
+    blocks: list[Block]
+    texts: list[str]
+    linked: list[bool]
+
+    def add(self, block: Block, text: str, in_link: bool) -> None:
+        self.blocks.append(block)
+        self.texts.append(text)
+        self.linked.append(in_link)
 
 
 def _walk_children(
@@ -132,33 +150,34 @@ def _walk_children(
     block: Block,
     in_link: bool,
     blocks: list[Block],
-    stream: list[tuple[Block, str, bool]],
+    stream: _Stream,
 ) -> None:
     for child in element:
         tag = child.tag
         if not isinstance(tag, str):  # comments and processing instructions (normally cleaned away)
             if child.tail:
-                stream.append((block, child.tail, in_link))
+                stream.add(block, child.tail, in_link)
             continue
         if tag in INLINE_TAGS:
             if tag == "img":
                 block.images += 1
             link = in_link or tag == "a"
             if child.text:
-                stream.append((block, child.text, link))
+                stream.add(block, child.text, link)
             if len(child):
                 _walk_children(child, block, link, blocks, stream)
         else:
-            inner = Block(child, block, len(blocks), block.depth + 1)
-            inner.hidden = block.hidden or HIDDEN in child.attrib
+            inner = Block(
+                child, block, len(blocks), block.depth + 1, hidden=block.hidden or HIDDEN in child.attrib
+            )
             blocks.append(inner)
             block.children.append(inner)
             if child.text:
-                stream.append((inner, child.text, in_link))
+                stream.add(inner, child.text, in_link)
             if len(child):
                 _walk_children(child, inner, in_link, blocks, stream)
         if child.tail:
-            stream.append((block, child.tail, in_link))
+            stream.add(block, child.tail, in_link)
 
 
 def token_chunks(text: str, size: int) -> Iterator[list[str]]:

@@ -28,21 +28,31 @@ reviews, questions or comments that was left out is not."""
 def section_words(body: lxml.html.HtmlElement) -> dict[lxml.html.HtmlElement, int]:
     """The words (an image counting as one) in the section of each heading in ``body``; a heading
     that is a link (a card's title) counts as content of its own, and of the sections around it."""
-    words: dict[lxml.html.HtmlElement, int] = {}
     if next(body.iter(*_DROPPABLE), None) is None:
-        return words  # only <h1>s, which always stay: no walk
-    # Walking backwards: total is the words after this point; ends[level], the total where the
-    # section of a heading of that level ends (at the next heading of its level or higher).
+        return {}  # only <h1>s, which always stay: no walk
+    # In one pass forwards, without keeping the page's events: total is the words so far; unended,
+    # the headings whose section has not ended yet (at the next heading of their level or higher),
+    # with the total where it began, their levels rising.
     total = 0
-    ends = [0] * 7
-    for heading, level, amount in reversed(list(_events(body))):
+    unended: list[tuple[int, int]] = []  # (level, position in headings)
+    headings: list[lxml.html.HtmlElement] = []
+    starts: list[int] = []
+    amounts: list[int] = []
+    for heading, level, amount in _events(body):
         if heading is None:
             total += amount
             continue
-        words[heading] = total - ends[level]
-        for deeper in range(level, 7):  # a heading ends the sections of its level and deeper
-            ends[deeper] = total
-    return words
+        while unended and unended[-1][0] >= level:  # a heading ends the sections of its level and deeper
+            position = unended.pop()[1]
+            amounts[position] = total - starts[position]
+        unended.append((level, len(headings)))
+        headings.append(heading)
+        starts.append(total)
+        amounts.append(0)
+    for _, position in unended:
+        amounts[position] = total - starts[position]
+    # Last heading first, as the callers have always seen them.
+    return dict(zip(reversed(headings), reversed(amounts), strict=True))
 
 
 def drop_emptied_headings(body: lxml.html.HtmlElement, before: dict[lxml.html.HtmlElement, int]) -> None:
@@ -69,8 +79,10 @@ def _events(body: lxml.html.HtmlElement) -> Iterator[tuple[lxml.html.HtmlElement
     for event, element in etree.iterwalk(body, events=("start", "end")):
         tag = element.tag
         if not isinstance(tag, str):
-            if event == "end" and not inside and (element.tail or "").strip():
-                yield None, 0, len(_WORD.findall(element.tail or ""))
+            if event == "end" and not inside:
+                tail = element.tail
+                if tail and not tail.isspace():
+                    yield None, 0, len(_WORD.findall(tail))
             continue
         level = _LEVELS.get(tag)
         if event == "start":
@@ -82,12 +94,14 @@ def _events(body: lxml.html.HtmlElement) -> Iterator[tuple[lxml.html.HtmlElement
             if level is not None or inside:
                 inside += 1
                 continue
-            text = element.text or ""
-            if text.strip() or tag in _CONTENT_TAGS:
-                yield None, 0, max(len(_WORD.findall(text)), 1)
+            text = element.text
+            if (text and not text.isspace()) or tag in _CONTENT_TAGS:
+                yield None, 0, max(len(_WORD.findall(text or "")), 1)
         else:
             link -= tag == "a"
             if level is not None or inside:
                 inside -= 1
-            if not inside and element is not body and (element.tail or "").strip():
-                yield None, 0, max(len(_WORD.findall(element.tail or "")), 1)
+            if not inside and element is not body:
+                tail = element.tail
+                if tail and not tail.isspace():
+                    yield None, 0, max(len(_WORD.findall(tail)), 1)

@@ -1,0 +1,84 @@
+"""How a page is cut into blocks and runs of text (blocks.segment), on the cases its walk has to get
+right: text around nested blocks, links, comments, images, hidden elements, empty text."""
+
+from __future__ import annotations
+
+from mcp_server_web.fetch.doc.blocks import Segmentation, segment
+from mcp_server_web.fetch.doc.html_tree import HIDDEN, body_of, parse_html
+
+
+def _segmented(body: str) -> Segmentation:
+    root = parse_html(f"<html><body>{body}</body></html>")
+    assert root is not None
+    return segment(body_of(root))
+
+
+def _block(segmentation: Segmentation, tag: str) -> int:
+    return next(i for i, block in enumerate(segmentation.blocks) if block.element.tag == tag)
+
+
+def test_an_empty_nested_block_does_not_cut_a_run() -> None:
+    segmentation = _segmented("<div>one <span>two</span><section></section>three</div>")
+    div = segmentation.blocks[_block(segmentation, "div")]
+    assert div.text == "one twothree"
+    assert [run.tokens for run in segmentation.runs] == [["one", "twothree"]]
+    assert div.tokens is segmentation.runs[0].tokens  # one run: the same list
+
+
+def test_a_nested_block_of_whitespace_cuts_a_run() -> None:
+    segmentation = _segmented("<div>one <span>two</span><section> </section>three</div>")
+    div = segmentation.blocks[_block(segmentation, "div")]
+    assert div.text == "one two three"
+    assert [run.tokens for run in segmentation.runs] == [["one", "two"], ["three"]]
+    assert div.tokens == ["one", "two", "three"]
+
+
+def test_a_nested_block_with_text_cuts_its_blocks_text_into_runs() -> None:
+    segmentation = _segmented("<div>Before <p>Inside</p> after</div>")
+    div, p = (segmentation.blocks[_block(segmentation, tag)] for tag in ("div", "p"))
+    assert (div.text, p.text) == ("Before after", "Inside")
+    assert [(run.block.element.tag, run.tokens) for run in segmentation.runs] == [
+        ("div", ["before"]),
+        ("p", ["inside"]),
+        ("div", ["after"]),
+    ]
+    assert div.tokens == ["before", "after"]
+    assert (p.parent, p.depth, p.index, div.children) == (div, 2, 2, [p])
+
+
+def test_link_text_and_images_count_for_the_enclosing_block() -> None:
+    segmentation = _segmented(
+        '<p>See <a href="/x">the <b>docs</b><img src="i.png"></a> now <img src="j.png"></p>'
+    )
+    p = segmentation.blocks[_block(segmentation, "p")]
+    assert (p.text, p.link_chars, p.images) == ("See the docs now", len("the docs"), 2)
+
+
+def test_a_link_around_a_block_makes_its_text_link_text() -> None:
+    segmentation = _segmented('<div><a href="/card"><h3>Title</h3>teaser</a></div>')
+    h3, div = (segmentation.blocks[_block(segmentation, tag)] for tag in ("h3", "div"))
+    assert (h3.text, h3.link_chars) == ("Title", 5)
+    assert (div.text, div.link_chars) == ("teaser", 6)
+
+
+def test_comments_are_not_text_but_their_tails_are() -> None:
+    segmentation = _segmented("<p>a<!-- hidden words -->b</p>")
+    assert segmentation.blocks[_block(segmentation, "p")].text == "ab"
+    assert "hidden" not in segmentation.words
+
+
+def test_blocks_inside_a_hidden_element_are_hidden() -> None:
+    segmentation = _segmented(f"<div {HIDDEN}><p>x</p></div><p>y</p>")
+    assert [(block.element.tag, block.hidden) for block in segmentation.blocks[1:]] == [
+        ("div", True),
+        ("p", True),
+        ("p", False),
+    ]
+
+
+def test_whitespace_only_text_makes_no_run_and_words_are_shared() -> None:
+    segmentation = _segmented("<p> \n </p><p>Word word</p><li>WORD</li>")
+    assert [run.tokens for run in segmentation.runs] == [["word", "word"], ["word"]]
+    first, second = segmentation.runs
+    assert first.tokens[0] is first.tokens[1] is second.tokens[0] is segmentation.words["word"]
+    assert segmentation.blocks[1].text == "" and segmentation.blocks[1].tokens == []
