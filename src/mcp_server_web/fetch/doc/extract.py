@@ -37,10 +37,10 @@ from mcp_server_web.fetch.doc.html_tree import (
     body_of,
     clean_tree,
     drop,
+    in_tree,
     is_data_table,
     page_title,
     parse_html,
-    rough_chars,
     text_chars,
 )
 from mcp_server_web.fetch.doc.metadata import page_metadata
@@ -95,20 +95,31 @@ links is not chrome but a wrapper around the page, and stays (sites do that)."""
 
 # Page-level navigation and chrome. <header> and <footer> only count at page level: inside an
 # article or section they hold titles and bylines.
+# (libxml2 walks the tree once for a bare "//tag", but for "//*[predicate]" it builds a node-set at
+# every node: "/descendant::*" with a cheap [@role] filter first makes the role test half the cost.)
 _SECTIONING = "ancestor::article or ancestor::aside or ancestor::main or ancestor::nav or ancestor::section"
-_LANDMARKS = etree.XPath(
-    f"//nav | //aside | //header[not({_SECTIONING})] | //footer[not({_SECTIONING})]"
-    " | //*[@role='navigation' or @role='banner' or @role='contentinfo' or @role='complementary'"
-    " or @role='search']"
+_LANDMARK_TAGS = f"//nav | //aside | //header[not({_SECTIONING})] | //footer[not({_SECTIONING})]"
+_LANDMARK_ROLES = (
+    "@role='navigation' or @role='banner' or @role='contentinfo' or @role='complementary' or @role='search'"
 )
-_LINKS = etree.XPath(".//a")
-_ELEMENT_COUNT = etree.XPath("count(//*)")
-_MAIN_ELEMENTS = etree.XPath("//main | //*[@role='main']")
-_HIDDEN_ELEMENTS = etree.XPath(f"//*[@{HIDDEN}]")
+_LANDMARKS = etree.XPath(f"{_LANDMARK_TAGS} | /descendant::*[@role][{_LANDMARK_ROLES}]")
 _LANDMARK = "data-landmark-number"
 """Numbers the page-level landmarks (_LANDMARKS) in the tree as parsed and in its copy."""
-_NUMBERED_LANDMARKS = etree.XPath(f"//*[@{_LANDMARK}]")
-_OUTER_HIDDEN = etree.XPath(f".//*[@{HIDDEN} and not(ancestor::*[@{HIDDEN}])]")
+# The landmarks, and any element the page itself gave a _LANDMARK attribute, in the same walk.
+_LANDMARKS_OR_NUMBERED = etree.XPath(
+    f"{_LANDMARK_TAGS} | /descendant::*[@role or @{_LANDMARK}][{_LANDMARK_ROLES} or @{_LANDMARK}]"
+)
+# Text outside links: the page's text less that of each link (a link in a link counted twice), in
+# one evaluation rather than one per link (str:concat is EXSLT's, which lxml provides).
+_PROSE_CHARS = etree.XPath(
+    "string-length(string(.)) - string-length(str:concat(.//a))",
+    namespaces={"str": "http://exslt.org/strings"},
+)
+_ELEMENT_COUNT = etree.XPath("count(//*)")
+_MAIN_ELEMENTS = etree.XPath("//main | /descendant::*[@role][@role='main']")
+_HIDDEN_ELEMENTS = etree.XPath(f"/descendant::*[@{HIDDEN}]")
+_NUMBERED_LANDMARKS = etree.XPath(f"/descendant::*[@{_LANDMARK}]")
+_OUTER_HIDDEN = etree.XPath(f"descendant::*[@{HIDDEN}][not(ancestor::*[@{HIDDEN}])]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,13 +306,21 @@ class Prepared:
     0.657). None on a page of more than RAW_COPY_MAX_ELEMENTS elements."""
     prose: int
     """The text outside links in the cleaned tree."""
+    landmarks: tuple[lxml.html.HtmlElement, ...] | None = None
+    """The page-level landmarks numbered (_LANDMARKS), in document order; the clean-up may have
+    dropped some (see _landmarks_in). None when the page numbers elements itself: they are then
+    found by their numbers (_NUMBERED_LANDMARKS), as the page's are."""
 
 
 def prepare(root: lxml.html.HtmlElement, url: str, *, keep_raw: bool = True) -> Prepared:
     """Read what the page declares, number its page-level landmarks (_LANDMARKS) and clean it
     (html_tree.clean_tree, its hidden elements kept and marked), in place; with ``keep_raw``, keep
     a copy of it as parsed for trafilatura (Prepared.raw)."""
-    for number, element in enumerate(_LANDMARKS(root)):
+    found = _LANDMARKS_OR_NUMBERED(root)
+    landmarks: tuple[lxml.html.HtmlElement, ...] | None = tuple(found)
+    if any(element.get(_LANDMARK) is not None for element in found):
+        landmarks, found = None, _LANDMARKS(root)  # (a page of ours, read again: by its numbers)
+    for number, element in enumerate(found):
         element.set(_LANDMARK, str(number))
     schema, og_types = declared_types(root)
     raw = None
@@ -319,6 +338,7 @@ def prepare(root: lxml.html.HtmlElement, url: str, *, keep_raw: bool = True) -> 
         types=type_inputs(schema, og_types),
         raw=raw,
         prose=_prose_chars(body_of(root)),
+        landmarks=landmarks,
     )
 
 
@@ -341,8 +361,9 @@ class FirstReading:
 def first_reading(root: lxml.html.HtmlElement, page: Prepared) -> FirstReading:
     """Set the page-level navigation, header, footer and sidebars aside from ``root`` (the tree
     ``prepare`` cleaned), read it with readability and cut it into blocks."""
-    chrome = frozenset(element.get(_LANDMARK) or "" for element in _chrome_landmarks(root, page.prose))
-    _drop_chrome(root, chrome)
+    landmarks = _NUMBERED_LANDMARKS(root) if page.landmarks is None else _landmarks_in(root, page.landmarks)
+    chrome = frozenset(element.get(_LANDMARK) or "" for element in _chrome_landmarks(landmarks, page.prose))
+    _drop_chrome(landmarks, chrome)
     summary = _readability_summary(root)
     readability_text = summary.text_content() if summary is not None else ""
     posts = find_posts(body_of(root), page.kinds)  # their bylines go into what is kept, once cut down
@@ -391,24 +412,32 @@ def _choose(
 
 def _for_trafilatura(raw: lxml.html.HtmlElement, chrome: frozenset[str]) -> lxml.html.HtmlElement:
     """The tree as parsed (Prepared.raw), less its page-level chrome."""
-    _drop_chrome(raw, chrome)
+    _drop_chrome(_NUMBERED_LANDMARKS(raw), chrome)
     return raw
 
 
-def _drop_chrome(tree: lxml.html.HtmlElement, chrome: frozenset[str]) -> None:
-    """Drop the page-level landmarks numbered in ``chrome`` from ``tree`` (the cleaned tree or the
-    copy as parsed: both carry the numbers prepare gave), and the numbers of the others."""
-    for element in _NUMBERED_LANDMARKS(tree):
+def _landmarks_in(
+    root: lxml.html.HtmlElement, landmarks: Iterable[lxml.html.HtmlElement]
+) -> list[lxml.html.HtmlElement]:
+    """Those of the page-level landmarks prepare numbered that are still in ``root``'s tree, in
+    document order: what _NUMBERED_LANDMARKS finds there, without walking the whole tree."""
+    return [element for element in landmarks if in_tree(element, root)]
+
+
+def _drop_chrome(landmarks: Iterable[lxml.html.HtmlElement], chrome: frozenset[str]) -> None:
+    """Drop the page-level ``landmarks`` numbered in ``chrome`` (all those numbered in the cleaned
+    tree or in the copy as parsed: both carry the numbers prepare gave), and the numbers of the others."""
+    for element in landmarks:
         if element.get(_LANDMARK) in chrome:
             drop(element)
         else:
             del element.attrib[_LANDMARK]
 
 
-def _chrome_landmarks(root: lxml.html.HtmlElement, prose: int) -> list[lxml.html.HtmlElement]:
-    """The page-level navigation, header, footer and sidebars, except a wrapper around the page
-    (see LANDMARK_WRAPPER_SHARE); ``prose`` is the page's text outside links."""
-    landmarks = _NUMBERED_LANDMARKS(root)
+def _chrome_landmarks(landmarks: list[lxml.html.HtmlElement], prose: int) -> list[lxml.html.HtmlElement]:
+    """The page-level navigation, header, footer and sidebars among ``landmarks`` (those numbered
+    in the tree, in document order), except a wrapper around the page (see
+    LANDMARK_WRAPPER_SHARE); ``prose`` is the page's text outside links."""
     if not landmarks:
         return []
     limit = LANDMARK_WRAPPER_SHARE * prose
@@ -425,7 +454,7 @@ def _chrome_landmarks(root: lxml.html.HtmlElement, prose: int) -> list[lxml.html
 
 def _prose_chars(element: lxml.html.HtmlElement) -> int:
     """About how much text an element holds outside links (whitespace counted as it is)."""
-    return rough_chars(element) - sum(rough_chars(link) for link in _LINKS(element))
+    return int(_PROSE_CHARS(element))
 
 
 # --- readability ---------------------------------------------------------------------------------

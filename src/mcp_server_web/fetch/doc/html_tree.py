@@ -7,10 +7,10 @@ the tree.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import lxml.html
@@ -90,7 +90,6 @@ _RAW_TEXT_TAGS = frozenset(
 _VOIDS_UNKNOWN_TO_LIBXML2 = re.compile(r"<(source|track|wbr)(\s[^>]*)?>")
 # libxml2 ends a heading where a paragraph starts inside it; a browser keeps it in the heading.
 _PARAGRAPHS_IN_HEADINGS = "h1 p, h2 p, h3 p, h4 p, h5 p, h6 p"
-_DECLARATIVE_SHADOW_ROOTS = etree.XPath("//template[@shadowrootmode or @shadowroot]")
 _SELF_CLOSING_SIBLINGS = frozenset({"p", "li", "dt", "dd", "tr", "td", "th", "option"})
 _TOKEN = re.compile(r"<!--.*?(?:-->|$)|<(/?)([A-Za-z][^\s/>]*)[^>]*>", re.S)
 
@@ -114,8 +113,9 @@ def parse_html(html: str) -> lxml.html.HtmlElement | None:
         root, _ = _parse(_limit_depth(source, MAX_DEPTH - 5))
     if root is None:
         return None
-    for template in _DECLARATIVE_SHADOW_ROOTS(root):
-        template.drop_tag()  # a browser shows a declarative shadow root's content
+    for template in list(root.iter("template")):  # (templates are few: cheaper than an XPath)
+        if "shadowrootmode" in template.attrib or "shadowroot" in template.attrib:
+            template.drop_tag()  # a browser shows a declarative shadow root's content
     flatten_deep(root)
     bound_table_spans(root)
     return root
@@ -330,18 +330,31 @@ def attribute_number(value: str | None, default: int, maximum: int) -> int:
 
 def page_title(root: lxml.html.HtmlElement) -> str | None:
     """The document's title: <title>, else og:title / twitter:title, else the first <h1>."""
-    candidates: Iterable[Any] = (
-        *root.xpath("//title[not(ancestor::svg)]"),
-        *root.xpath("//meta[@property='og:title' or @name='og:title']/@content"),
-        *root.xpath("//meta[@name='twitter:title' or @property='twitter:title']/@content"),
-        *root.xpath("//h1"),
+    # Generators, so that the search stops at the first title found (most often in the <head>).
+    candidates: Iterable[str] = itertools.chain(
+        (
+            title.text_content()
+            for title in root.iter("title")
+            if next(title.iterancestors("svg"), None) is None
+        ),
+        _meta_contents(root, "og:title"),
+        _meta_contents(root, "twitter:title"),
+        (heading.text_content() for heading in root.iter("h1")),
     )
-    for candidate in candidates:
-        text = candidate.text_content() if isinstance(candidate, lxml.html.HtmlElement) else str(candidate)
+    for text in candidates:
         title = collapse(text)
         if title:
             return title
     return None
+
+
+def _meta_contents(root: lxml.html.HtmlElement, name: str) -> Iterator[str]:
+    """The content of each <meta> whose property or name is ``name``, in document order."""
+    for meta in root.iter("meta"):
+        if meta.get("property") == name or meta.get("name") == name:
+            content = meta.get("content")
+            if content is not None:
+                yield content
 
 
 def clean_tree(root: lxml.html.HtmlElement, base_url: str, *, keep_hidden: bool = False) -> None:
@@ -353,24 +366,38 @@ def clean_tree(root: lxml.html.HtmlElement, base_url: str, *, keep_hidden: bool 
     One pass over the elements does everything that can be done element by element; this is a
     good part of the cost of a conversion.
     """
-    resolve = _url_resolver(root, base_url)
     preformatted: set[lxml.html.HtmlElement] = set()
     preformatted_roots: set[lxml.html.HtmlElement] = set()
-    for pre in root.iter(*_PREFORMATTED_TAGS):
+    base_element = None
+    for pre in root.iter("base", *_PREFORMATTED_TAGS):  # one walk for both (the walk is the cost)
+        if pre.tag == "base":
+            if base_element is None and "href" in pre.attrib and pre is not root:
+                base_element = pre
+            continue
         preformatted.update(pre.iter())
         preformatted_roots.add(pre)
+    resolve = _url_resolver(base_element, base_url)
     doomed: list[lxml.html.HtmlElement] = []
     hidden: list[lxml.html.HtmlElement] = []
     javascript_links: list[lxml.html.HtmlElement] = []
     noscripts: list[lxml.html.HtmlElement] = []
+    forms: list[lxml.html.HtmlElement] = []
     page = base_url.split("#", 1)[0]
     in_page_links: list[tuple[lxml.html.HtmlElement, str]] = []
 
     for element in root.iter(etree.Element):
+        # A parsed tree's tags are str; types-lxml types them as anything one may set by hand.
+        tag: str = element.tag  # type: ignore[assignment]
         # Rendering collapses whitespace anyway, but a whitespace regex over a long run can be
-        # quadratic, and long runs make every later pass slower: shorten them once, here.
+        # quadratic, and long runs make every later pass slower: shorten them once, here (not in
+        # what is dropped below, such as a long <script>; its tail stays).
         text = element.text
-        if text and len(text) > 1 and (not preformatted or element not in preformatted):
+        if (
+            text
+            and len(text) > 1
+            and tag not in _DROP_TAGS
+            and (not preformatted or element not in preformatted)
+        ):
             element.text = _shorten_whitespace(text)
         tail = element.tail
         if (
@@ -380,22 +407,26 @@ def clean_tree(root: lxml.html.HtmlElement, base_url: str, *, keep_hidden: bool 
         ):
             element.tail = _shorten_whitespace(tail)
 
-        # A parsed tree's tags are str; types-lxml types them as anything one may set by hand.
-        tag: str = element.tag  # type: ignore[assignment]
         if tag in _DROP_TAGS:
             doomed.append(element)
             continue
         if tag == "noscript":
             noscripts.append(element)
+        elif tag == "form":
+            forms.append(element)
         attrib = element.attrib
         if not attrib:
             if tag == "img":
                 doomed.append(element)
             continue
-        if "hidden" in attrib or _HIDDEN_STYLE.search(attrib.get("style", "")):
+        names = attrib.keys()
+        style = attrib.get("style")
+        if "hidden" in attrib or (style and _HIDDEN_STYLE.search(style)):
             hidden.append(element)
-        for name in [name for name in attrib if name.startswith("on") or name in ("style", "title")]:
-            del attrib[name]
+        # Most elements have none of these: a test in C first (attribute names hold no spaces).
+        if style is not None or "title" in names or " on" in " " + " ".join(names):
+            for name in [name for name in names if name.startswith("on") or name in ("style", "title")]:
+                del attrib[name]
         if tag == "img":
             _unlazy_image(element)
             if not attrib.get("src") or attrib["src"].startswith("data:"):
@@ -423,7 +454,7 @@ def clean_tree(root: lxml.html.HtmlElement, base_url: str, *, keep_hidden: bool 
         if element.getparent() is not None:  # not itself dropped as hidden
             element.drop_tag()  # keep the link text, lose the script
     _unwrap_or_drop_noscripts(noscripts)
-    _drop_forms(root)
+    _drop_forms(root, [form for form in forms if in_tree(form, root)])
     drop_permalinks((link, fragment) for link, fragment in in_page_links if link.getparent() is not None)
 
 
@@ -468,10 +499,10 @@ def _unwrap_or_drop_noscripts(noscripts: list[lxml.html.HtmlElement]) -> None:
             drop(noscript)
 
 
-def _url_resolver(root: lxml.html.HtmlElement, base_url: str) -> Callable[[str], str | None]:
-    """A function making a URL absolute against the page's URL and its <base href>, as a browser does."""
+def _url_resolver(base_element: lxml.html.HtmlElement | None, base_url: str) -> Callable[[str], str | None]:
+    """A function making a URL absolute against the page's URL and its first <base href>
+    (``base_element``), as a browser does."""
     base = base_url
-    base_element = root.find(".//base[@href]")
     if base_element is not None:
         with contextlib.suppress(ValueError):  # a <base href> too broken to join with is ignored
             base = urljoin(base_url, base_element.get("href", "").strip())
@@ -520,9 +551,9 @@ def _unlazy_image(image: lxml.html.HtmlElement) -> None:
             return
 
 
-def _drop_forms(root: lxml.html.HtmlElement) -> None:
-    """Drop forms (search boxes, sign-ups, comment forms) but keep a form that wraps the page."""
-    forms = root.xpath("//form")
+def _drop_forms(root: lxml.html.HtmlElement, forms: list[lxml.html.HtmlElement]) -> None:
+    """Drop ``forms`` (search boxes, sign-ups, comment forms: those of the page, in document order)
+    but keep a form that wraps the page."""
     if not forms:
         return
     body_chars = rough_chars(body_of(root))
@@ -540,6 +571,12 @@ def body_of(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
     """The document's <body>, or the root if it has none."""
     body = root.find("body")
     return body if body is not None else root
+
+
+def in_tree(element: lxml.html.HtmlElement, root: lxml.html.HtmlElement) -> bool:
+    """Whether ``element`` is in ``root``'s tree (or is ``root``): not dropped, nor inside what was."""
+    ancestors = list(element.iterancestors())
+    return (ancestors[-1] if ancestors else element) is root
 
 
 def serialise(element: lxml.html.HtmlElement) -> str:
@@ -560,13 +597,18 @@ def text_chars(element: lxml.html.HtmlElement, *, past: int | None = None) -> in
     With ``past``, counting stops as soon as the count is past it (what is returned is then more
     than ``past``, and at most the whole count): enough to tell whether an element holds more
     than so much text without reading all of a long one."""
+    if past is None:
+        # The same count, with the splitting and summing done in C: text nodes joined with a
+        # space between them, so that words in adjacent texts stay apart as they are counted below.
+        every_word = " ".join(element.itertext()).split()
+        return sum(map(len, every_word)) + len(every_word) - 1 if every_word else 0
     chars = 0
     words = 0
     for text in element.itertext():
         parts = text.split()
         words += len(parts)
         chars += sum(map(len, parts))
-        if past is not None and chars + words - 1 > past:
+        if chars + words - 1 > past:
             break
     return chars + words - 1 if words else 0
 

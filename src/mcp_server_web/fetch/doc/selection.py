@@ -683,16 +683,16 @@ def declared_types(root: lxml.html.HtmlElement) -> tuple[list[str], list[str]]:
     """The types the page declares: schema.org's (JSON-LD @type and microdata itemtype, in that
     order, one entry per declaration) and its og:type values. Call before the scripts go."""
     schema: list[str] = []
-    for script in root.iter("script"):
-        if (script.get("type") or "").strip().lower() == "application/ld+json" and script.text:
-            for match in _LD_TYPE.finditer(script.text):
-                schema.extend(_QUOTED.findall(match.group(1)))
-    og_types = [
-        (element.get("content") or "").strip().lower()
-        for element in root.iter("meta")
-        if (element.get("property") or element.get("name") or "").lower() == "og:type"
-    ]
-    for element in root.xpath("//*[@itemtype]"):
+    og_types: list[str] = []
+    for element in root.iter("script", "meta"):  # one walk of the tree (the walk is the cost)
+        if element.tag == "script":
+            if (element.get("type") or "").strip().lower() == "application/ld+json" and element.text:
+                for match in _LD_TYPE.finditer(element.text):
+                    schema.extend(_QUOTED.findall(match.group(1)))
+        elif (element.get("property") or element.get("name") or "").lower() == "og:type":
+            og_types.append((element.get("content") or "").strip().lower())
+    # ("/descendant::*[...]" is "//*[...]" without a node-set built at every node.)
+    for element in root.xpath("/descendant::*[@itemtype]"):
         schema.append((element.get("itemtype") or "").rstrip("/").rsplit("/", 1)[-1])
     return schema, og_types
 
