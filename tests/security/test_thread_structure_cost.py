@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_server_web.fetch.doc.extract import extract_html
-from tests.support.timing import allowance, least_cpu_time
+from tests.support.timing import allowance, least_cpu_times
 
 
 def nested_thread(posts: int, depth: int, *, marked: bool = True, names: str = "comment") -> str:
@@ -52,10 +52,11 @@ def test_a_deeply_nested_thread_costs_what_the_same_tree_unmarked_costs(names: s
     def convert(page: str) -> object:
         return extract_html(page, "http://127.0.0.1/t", output_format="markdown", main_content=True)
 
-    control_cpu = least_cpu_time(lambda: convert(control), runs=2)
-    hostile_cpu = least_cpu_time(lambda: convert(hostile), runs=2)
+    control_cpu, hostile_cpu = least_cpu_times(lambda: convert(control), lambda: convert(hostile), runs=2)
     # Measured: 1.7 s of CPU for either thread against 2.5 s for the control (whose boxes all
-    # stay); with the searches and text reads unbounded, 4.1 s against 2.5 s.
-    assert hostile_cpu <= allowance(1.0, control_cpu, 1.2), (
+    # stay); with the searches and text reads unbounded, 4.1 s against 2.5 s. Since the control's
+    # own steps got cheaper (issue 26), 1.2 s against 0.94 s (1.28x), where unbounded reads would
+    # add the same 2.4 s (about 3.8x).
+    assert hostile_cpu <= allowance(1.0, control_cpu, 1.6), (
         f"nested thread {hostile_cpu:.2f} s of CPU, the same tree unmarked {control_cpu:.2f} s"
     )
