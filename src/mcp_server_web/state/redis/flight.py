@@ -208,7 +208,8 @@ class RedisFlight:
             return QUIET
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(self._health.timeout):
-                await pubsub.aclose()  # type: ignore[no-untyped-call]
+                # (typed in the newest redis-py releases, 8.2 among them; untyped in older ones)
+                await pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]
 
     async def _work(
         self, work: Callable[[], Awaitable[T]], lock: str, result_key: str, channel: str, token: bytes
