@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import lxml.html
 import pytest
 
 from mcp_server_web.fetch.doc.html_tree import (
+    COUNT_PIECE_CHARS,
     body_of,
     clean_tree,
     drop,
@@ -51,6 +54,29 @@ def test_tails_and_adjacent_texts_are_counted_apart_with_or_without_a_limit() ->
     assert text_chars(body) == len("a b c d e tail")
     assert text_chars(body, past=1000) == text_chars(body)
     assert text_chars(_body("<p> </p>\n<div>\t</div>")) == 0
+
+
+def test_long_text_is_counted_in_pieces_as_it_is_text_by_text() -> None:
+    many = "".join(f"<p>word{i} <b>x</b>y {'z' * (i % 7)}</p>" for i in range(20_000))
+    one_long = "<pre>" + " ab  c\n" * (3 * COUNT_PIECE_CHARS // 7) + "</pre>"
+    for html in (many, one_long, many + one_long + many):
+        body = _body(html)
+        assert len(" ".join(body.itertext())) > 2 * COUNT_PIECE_CHARS
+        # (with a limit it never reaches, the count goes text by text)
+        assert text_chars(body) == text_chars(body, past=10**9)
+
+
+def test_counting_a_long_text_holds_a_piece_of_it_not_its_words() -> None:
+    body = _body("<p>a b c d e f g h i j</p>\n" * 100_000)
+    text = sum(len(text) for text in body.itertext())
+    tracemalloc.start()
+    try:
+        text_chars(body)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # a string per word would be over 20 times the text; its texts a piece at a time, a third
+    assert peak < text / 2, f"{peak:,} bytes for {text:,} characters"
 
 
 # --- title -------------------------------------------------------------------------------------

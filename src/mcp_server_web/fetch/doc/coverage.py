@@ -27,6 +27,9 @@ TOKENIZE_CHARS = 65_536
 """The output is read this many characters at a time."""
 _MIN_MATCH = 0.3
 """A block is placed in the output only where at least this share of its trigrams line up."""
+WORD = np.int32
+"""A word's number (a page has fewer than 2**31 distinct words): half the memory of 64 bits, for
+arrays as long as the page's text."""
 Place = tuple[int, int, int, float]
 """Where a run may go in the output: (run index, start, end, trigrams found), the count weighed
 down (HIDDEN_WEIGHT) for a hidden run's places."""
@@ -48,10 +51,11 @@ def coverage(segmentation: Segmentation, text: str) -> dict[Block, float]:
     # ``vocabulary``, and makes trigrams no run has.
     number = words.ids.__getitem__
     pieces = [
-        np.fromiter(map(number, chunk), dtype=np.int64, count=len(chunk))
+        np.fromiter(map(number, chunk), dtype=WORD, count=len(chunk))
         for chunk in token_chunks(text, TOKENIZE_CHARS)
     ]
-    output = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    output = np.concatenate(pieces) if pieces else np.zeros(0, dtype=WORD)
+    del pieces
     found = [0.0] * len(runs)
     if len(output):
         options = _places(segmentation, words, output)
@@ -77,7 +81,7 @@ _MAX_PLACES = 4
 
 
 def _places(
-    segmentation: Segmentation, words: _PageWords, output: npt.NDArray[np.int64]
+    segmentation: Segmentation, words: _PageWords, output: npt.NDArray[np.int32]
 ) -> list[list[Place]]:
     """Where in the output (``output``, its words numbered) each run of three words or more may
     go: for each run that may go somewhere, in run order, its places (k, start, end, trigrams
@@ -104,7 +108,7 @@ LONG_GRAM = 6
 
 
 def _placed_by(
-    grams: _RunGrams, vocabulary: int, output: npt.NDArray[np.int64]
+    grams: _RunGrams, vocabulary: int, output: npt.NDArray[np.int32]
 ) -> tuple[list[list[Place]], list[int]]:
     """_places by the n-grams of ``grams``, and the runs left unplaced only because their n-grams
     are too common in the output."""
@@ -132,26 +136,26 @@ hundred, and a page of repeated text of 0.1 MB took 70 times its size."""
 
 @dataclass(slots=True)
 class _OutputIndex:
-    """An output's trigram keys, sorted: each distinct key, where its positions start in ``order``,
-    and how many there are (positions in 32 bits: an output is the page's text, at most a few
-    million words)."""
+    """An output's n-gram keys, sorted, and where each occurs (positions in 32 bits: an output is
+    the page's text, at most a few million words). Twelve bytes an n-gram: each distinct key with
+    where its positions start and how many there are took twenty, keys of long text being nearly
+    all distinct."""
 
     order: npt.NDArray[np.int32]
     """The output's positions, by key and then in order."""
-    unique: npt.NDArray[np.int64]
-    first: npt.NDArray[np.int32]
-    counts: npt.NDArray[np.int32]
+    keys: npt.NDArray[np.int64]
+    """The keys, sorted (the key of the n-gram at ``order[i]`` is ``keys[i]``)."""
 
-    def __init__(self, output: npt.NDArray[np.int64], base: int, size: int) -> None:
+    def __init__(self, output: npt.NDArray[np.int32], base: int, size: int) -> None:
         keys = _keys(output, base, size)
         self.order = np.argsort(keys, kind="stable").astype(np.int32)
-        keys = keys[self.order]  # sorted; the unsorted ones are let go
-        new_key = np.empty(len(keys), dtype=bool)
-        new_key[0] = True
-        np.not_equal(keys[1:], keys[:-1], out=new_key[1:])
-        self.first = np.flatnonzero(new_key).astype(np.int32)
-        self.unique = keys[self.first]
-        self.counts = np.diff(self.first, append=np.int32(len(keys)))
+        keys.sort()  # in place: the same keys as in ``order``'s order
+        self.keys = keys
+
+    def find(self, keys: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+        """For each of ``keys``, where its positions start in ``order`` and how many there are."""
+        first = np.searchsorted(self.keys, keys, side="left")
+        return first, np.searchsorted(self.keys, keys, side="right") - first
 
 
 def _batch_places(
@@ -165,8 +169,7 @@ def _batch_places(
     # Each n-gram's run (numbered from ``low``) and position in it.
     run_of = np.repeat(np.arange(len(lengths)), per_run_grams)
     position = np.arange(len(keys)) - np.repeat(grams.gram_starts[low:high] - span.start, per_run_grams)
-    where = np.minimum(np.searchsorted(index.unique, keys), len(index.unique) - 1)
-    count = np.where(index.unique[where] == keys, index.counts[where], 0)
+    first, count = index.find(keys)
     common = np.bincount(run_of[count > MAX_GRAM_REPEATS], minlength=len(lengths))
     needed = _MIN_MATCH * per_run_grams
     # Runs that only n-grams too common in the output could have placed.
@@ -178,7 +181,7 @@ def _batch_places(
 
     usable = (count > 0) & (count <= MAX_GRAM_REPEATS)
     repeats = count[usable]
-    starts = np.repeat(index.first[where[usable]], repeats)
+    starts = np.repeat(first[usable], repeats)
     within = np.arange(len(starts)) - np.repeat(np.cumsum(repeats) - repeats, repeats)
     offset_run = np.repeat(run_of[usable], repeats)
     offsets = index.order[starts + within] - np.repeat(position[usable], repeats)
@@ -308,7 +311,7 @@ def _run_grams(segmentation: Segmentation, ids: _Ids, runs: list[int], size: int
     lengths = np.array([len(tokens) for tokens in run_tokens], dtype=np.int64)
     words = np.fromiter(
         (ids[token] for tokens in run_tokens for token in tokens),
-        dtype=np.int64,
+        dtype=WORD,
         count=int(lengths.sum()),
     )
     # A run's n-grams start at each of its words but its last size - 1.
@@ -327,16 +330,16 @@ def _run_grams(segmentation: Segmentation, ids: _Ids, runs: list[int], size: int
     return _RunGrams(size, runs, lengths, gram_starts, keys)
 
 
-def _keys(words: npt.NDArray[np.int64], base: int, size: int) -> npt.NDArray[np.int64]:
+def _keys(words: npt.NDArray[np.int32], base: int, size: int) -> npt.NDArray[np.int64]:
     """The key of each ``size``-gram of ``words`` (numbers below ``base``), in order: the numbers
     in base ``base`` (wrapping past 2**64 on a page of millions of distinct words, or for long
     n-grams, where two n-grams may then share a key, as two hashes may)."""
     if len(words) < size:
         return np.zeros(0, dtype=np.int64)
-    unsigned = words.view(np.uint64)  # the same numbers (none is negative), not a copy
+    unsigned = words.view(np.uint32)  # the same numbers (none is negative), not a copy
     b = np.uint64(base)
     count = len(words) - size + 1
-    keys = unsigned[:count].copy()
+    keys = unsigned[:count].astype(np.uint64)
     with np.errstate(over="ignore"):
         for offset in range(1, size):
             keys *= b
@@ -345,7 +348,7 @@ def _keys(words: npt.NDArray[np.int64], base: int, size: int) -> npt.NDArray[np.
 
 
 def _place_short(
-    grams: _PageWords, placed: list[Place], output: npt.NDArray[np.int64], found: list[float]
+    grams: _PageWords, placed: list[Place], output: npt.NDArray[np.int32], found: list[float]
 ) -> None:
     """Runs of one or two words: found if they occur in the gap between their placed neighbours."""
     if not placed or not len(grams.short_index):
@@ -366,7 +369,7 @@ def _place_short(
         mine = grams.short_lengths == length
         if not mine.any() or size < length:
             continue
-        keys = output if length == 1 else output[:-1] * base + output[1:]
+        keys = output if length == 1 else output[:-1].astype(np.int64) * base + output[1:]
         # Each key's positions in order, as one sorted array of (key's rank, position) numbers, in
         # which a run's first occurrence at or after ``low`` is one binary search away.
         unique, rank = np.unique(keys, return_inverse=True)
