@@ -69,7 +69,7 @@ def page_rows(item: tuple[str, str, str, str]) -> dict[str, Any] | None:
     page = extract.prepare(root, url)
     first = extract.first_reading(root, page)
     blocks, rows = block_model.model_inputs(first.segmentation, first.readability, page.types)
-    return dataset.record(item, blocks, rows)
+    return dataset.record(item, first.segmentation, blocks, rows)
 
 
 def fit(pages: list[dict[str, Any]]) -> dict[str, Any]:

@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 
 from mcp_server_web.fetch.doc import extract  # noqa: E402
 from mcp_server_web.fetch.doc.block_features import FEATURES, block_features, page_types  # noqa: E402
-from mcp_server_web.fetch.doc.blocks import Block, segment  # noqa: E402
+from mcp_server_web.fetch.doc.blocks import Block, Segmentation, segment  # noqa: E402
 from mcp_server_web.fetch.doc.html_tree import body_of, clean_tree, parse_html  # noqa: E402
 
 SHARED = Path(os.environ.get("BENCH_SHARED_DIR", HERE.parent.parent.parent / "shared" / "bench"))
@@ -128,22 +128,26 @@ def one(item: tuple[str, str, str, str], votes: bool) -> dict[str, Any] | None:
             [*row, readability.get(block, 0.0), trafilatura.get(block, 0.0), float(block in kept), article]
             for block, row in zip(blocks, rows, strict=True)
         ]
-    return record(item, blocks, rows)
+    return record(item, segmentation, blocks, rows)
 
 
-def record(item: tuple[str, str, str, str], blocks: list[Block], rows: Any) -> dict[str, Any]:
-    """A page's record: where it is from, a row per block, the blocks' labels and words, and the
-    words of its reviewed text."""
+def record(
+    item: tuple[str, str, str, str], segmentation: Segmentation, blocks: list[Block], rows: Any
+) -> dict[str, Any]:
+    """A page's record: where it is from, a row per block (of ``segmentation``'s), the blocks' labels
+    and words, and the words of its reviewed text."""
     name, page_id, page_type, url = item
     gold = TOKEN.findall(gold_text(name, page_id).casefold())
+    spelling = list(segmentation.words)  # (the tokens are the words' numbers)
+    words = [[spelling[token] for token in block.tokens] for block in blocks]
     return {
         "set": name,
         "id": page_id,
         "type": page_type,
         "site": urlsplit(url).hostname,
         "rows": rows,
-        "labels": label_blocks([block.tokens for block in blocks], gold),
-        "btokens": [block.tokens for block in blocks],
+        "labels": label_blocks(words, gold),
+        "btokens": words,
         "gold": Counter(gold),
     }
 

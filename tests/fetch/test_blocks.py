@@ -21,28 +21,28 @@ def test_an_empty_nested_block_does_not_cut_a_run() -> None:
     segmentation = _segmented("<div>one <span>two</span><section></section>three</div>")
     div = segmentation.blocks[_block(segmentation, "div")]
     assert div.text == "one twothree"
-    assert [run.tokens for run in segmentation.runs] == [["one", "twothree"]]
-    assert div.tokens is segmentation.runs[0].tokens  # one run: the same list
+    assert [segmentation.spelled(run.tokens) for run in segmentation.runs] == [["one", "twothree"]]
+    assert div.tokens is segmentation.runs[0].tokens  # one run: the same array
 
 
 def test_a_nested_block_of_whitespace_cuts_a_run() -> None:
     segmentation = _segmented("<div>one <span>two</span><section> </section>three</div>")
     div = segmentation.blocks[_block(segmentation, "div")]
     assert div.text == "one two three"
-    assert [run.tokens for run in segmentation.runs] == [["one", "two"], ["three"]]
-    assert div.tokens == ["one", "two", "three"]
+    assert [segmentation.spelled(run.tokens) for run in segmentation.runs] == [["one", "two"], ["three"]]
+    assert segmentation.spelled(div.tokens) == ["one", "two", "three"]
 
 
 def test_a_nested_block_with_text_cuts_its_blocks_text_into_runs() -> None:
     segmentation = _segmented("<div>Before <p>Inside</p> after</div>")
     div, p = (segmentation.blocks[_block(segmentation, tag)] for tag in ("div", "p"))
     assert (div.text, p.text) == ("Before after", "Inside")
-    assert [(run.block.element.tag, run.tokens) for run in segmentation.runs] == [
+    assert [(run.block.element.tag, segmentation.spelled(run.tokens)) for run in segmentation.runs] == [
         ("div", ["before"]),
         ("p", ["inside"]),
         ("div", ["after"]),
     ]
-    assert div.tokens == ["before", "after"]
+    assert segmentation.spelled(div.tokens) == ["before", "after"]
     assert (p.parent, p.depth, p.index, div.children) == (div, 2, 2, [p])
 
 
@@ -76,9 +76,8 @@ def test_blocks_inside_a_hidden_element_are_hidden() -> None:
     ]
 
 
-def test_whitespace_only_text_makes_no_run_and_words_are_shared() -> None:
-    segmentation = _segmented("<p> \n </p><p>Word word</p><li>WORD</li>")
-    assert [run.tokens for run in segmentation.runs] == [["word", "word"], ["word"]]
-    first, second = segmentation.runs
-    assert first.tokens[0] is first.tokens[1] is second.tokens[0] is segmentation.words["word"]
-    assert segmentation.blocks[1].text == "" and segmentation.blocks[1].tokens == []
+def test_whitespace_only_text_makes_no_run_and_words_are_numbered_once() -> None:
+    segmentation = _segmented("<p> \n </p><p>Word word</p><li>WORD two</li>")
+    assert [run.tokens.tolist() for run in segmentation.runs] == [[0, 0], [0, 1]]
+    assert segmentation.words == {"word": 0, "two": 1}
+    assert segmentation.blocks[1].text == "" and not segmentation.blocks[1].tokens

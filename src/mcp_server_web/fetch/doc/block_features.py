@@ -531,6 +531,11 @@ def block_features(
     inside_half = _inside(parents, half)
     inside_most = _inside(parents, most)
 
+    # Of each distinct word of the page (the tokens are their numbers): its length, and whether
+    # it holds a digit.
+    word_chars = [len(word) for word in segmentation.words]
+    word_digits = [0 if _DIGITS.search(word) is None else 1 for word in segmentation.words]
+
     shapes = [_shape(block) for block in blocks]
     shape_counts = Counter(shapes)
     text_counts = Counter(block.text for block in blocks if block.tokens)
@@ -580,9 +585,9 @@ def block_features(
                 len(_SENTENCE_END.findall(text)),
                 text.count(","),
                 1.0 if text.rstrip()[-1:] in ".!?:。！？" else 0.0,
-                sum(1 for token in tokens if _DIGITS.search(token)) if _DIGITS.search(text) else 0,
+                sum(map(word_digits.__getitem__, tokens)) if _DIGITS.search(text) else 0,
                 sum(map(str.isupper, map(itemgetter(0), words))) / max(len(words), 1),
-                sum(map(len, tokens)),
+                sum(map(word_chars.__getitem__, tokens)),
                 len(CHROME_PHRASES.findall(text)) if count < 40 else 0,
                 1.0 if _in_link(block) else 0.0,
                 len(block.children),

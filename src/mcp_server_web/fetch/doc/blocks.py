@@ -12,7 +12,8 @@ output covers.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, groupby
 
@@ -31,6 +32,8 @@ INLINE_TAGS = frozenset(
 )  # fmt: skip
 _TOKEN = re.compile(r"[^\W_]+")
 _WHITESPACE = re.compile(r"\s+")
+TOKEN_TYPE = "i"
+"""The array type of a word's number: a C int, 32 bits (a page has fewer than 2**31 distinct words)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -47,7 +50,8 @@ class Block:
     hidden: bool = False
     """Inside an element hidden on the page (html_tree.HIDDEN)."""
     text: str = ""
-    tokens: list[str] = field(default_factory=list)
+    tokens: array[int] = field(default_factory=lambda: array(TOKEN_TYPE))
+    """Its words, numbered (Segmentation.words), in order."""
     link_chars: int = 0
     children: list[Block] = field(default_factory=list)
 
@@ -72,7 +76,8 @@ class Run:
     """A stretch of one block's own text not interrupted by a nested block."""
 
     block: Block
-    tokens: list[str]
+    tokens: array[int]
+    """Its words, numbered (Segmentation.words), in order."""
 
 
 @dataclass(eq=False, slots=True, weakref_slot=True)
@@ -83,10 +88,16 @@ class Segmentation:
     """In document order, the root first."""
     runs: list[Run]
     """In document order."""
-    words: dict[str, str] = field(default_factory=dict)
-    """Each distinct word of the page, once: the blocks' and runs' tokens are these strings, and
-    so are an extractor's output's (coverage.py), not a string per occurrence (a 9 MB page's 1.7
-    million words were a sixth of its conversion's peak memory)."""
+    words: dict[str, int] = field(default_factory=dict)
+    """Each distinct word of the page and its number (0, 1, 2... in order of first occurrence):
+    the blocks' and runs' tokens are these numbers, four bytes a word, not a string or a pointer
+    to one per occurrence (a 9 MB page's 1.7 million words as strings were a sixth of its
+    conversion's peak memory, and as pointers to shared strings a quarter of the segmentation)."""
+
+    def spelled(self, tokens: Iterable[int]) -> list[str]:
+        """The words numbered ``tokens``."""
+        spelling = list(self.words)
+        return [spelling[token] for token in tokens]
 
 
 def segment(root: lxml.html.HtmlElement) -> Segmentation:
@@ -100,7 +111,8 @@ def segment(root: lxml.html.HtmlElement) -> Segmentation:
     _walk_children(root, top, False, blocks, stream)
 
     runs: list[Run] = []
-    words: dict[str, str] = {}
+    words = _Numbering()
+    number = words.__getitem__
     several: dict[Block, list[str]] = {}  # the texts of the blocks of more than one run
     links: dict[Block, int] = {}
     start = 0
@@ -120,15 +132,23 @@ def segment(root: lxml.html.HtmlElement) -> Segmentation:
             links[block] = links.get(block, 0) + len(" ".join(linked.split()))
         found = _TOKEN.findall(text.casefold())
         if found:
-            tokens = list(map(words.setdefault, found, found))
+            tokens = array(TOKEN_TYPE, map(number, found))
             runs.append(Run(block, tokens))
-            # Most blocks are one run: they share its list (nothing changes either afterwards).
+            # Most blocks are one run: they share its array (nothing changes either afterwards).
             block.tokens = block.tokens + tokens if block.tokens else tokens
     for block, parts in several.items():
         block.text = " ".join(parts)
     for block, chars in links.items():
         block.link_chars = min(chars, len(block.text))
-    return Segmentation(blocks, runs, words)
+    return Segmentation(blocks, runs, dict(words))
+
+
+class _Numbering(dict[str, int]):
+    """Numbers words in the order they are first looked up."""
+
+    def __missing__(self, word: str) -> int:
+        number = self[word] = len(self)
+        return number
 
 
 @dataclass(slots=True)
@@ -197,10 +217,10 @@ def token_chunks(text: str, size: int) -> Iterator[list[str]]:
 # --- pruning ---------------------------------------------------------------------------------
 
 
-def trigrams(tokens: list[str]) -> list[str]:
+def trigrams(tokens: Sequence[int]) -> list[str]:
     """The word trigrams of ``tokens``, in order, each one string: a string is no container for the
     garbage collector to walk, where millions of tuples made each of its passes cost in proportion
-    to the page, and the whole conversion grow faster than the page. Tokens hold no space."""
+    to the page, and the whole conversion grow faster than the page."""
     return [f"{a} {b} {c}" for a, b, c in zip(tokens, tokens[1:], tokens[2:], strict=False)]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import weakref
 from array import array
-from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -97,7 +96,7 @@ def _places(
     long_runs = [k for k in blocked if len(segmentation.runs[k].tokens) >= LONG_GRAM]
     if not long_runs:
         return options
-    grams = _run_grams(segmentation, words.ids, long_runs, LONG_GRAM)
+    grams = _run_grams(segmentation, words.vocabulary, long_runs, LONG_GRAM)
     more, _ = _placed_by(grams, words.vocabulary, output)
     return sorted([*options, *more], key=lambda places: places[0][0])
 
@@ -265,10 +264,11 @@ class _PageWords:
 
 
 class _Ids(dict[str, int]):
-    """Each distinct word of a page, numbered; any other word is numbered ``vocabulary``."""
+    """Each distinct word of a page and its number (Segmentation.words); any other word is
+    numbered ``vocabulary``."""
 
-    def __init__(self, words: Iterable[str]) -> None:
-        super().__init__((word, number) for number, word in enumerate(words))
+    def __init__(self, words: dict[str, int]) -> None:
+        super().__init__(words)
         self.vocabulary = len(self)
 
     def __missing__(self, word: str) -> int:
@@ -289,14 +289,11 @@ def _page_words(segmentation: Segmentation) -> _PageWords:
     long_runs = [k for k, run in enumerate(segmentation.runs) if len(run.tokens) >= 3]
     short_runs = [(k, run.tokens) for k, run in enumerate(segmentation.runs) if 0 < len(run.tokens) < 3]
     base = vocabulary + 1
-    short_keys = [
-        ids[tokens[0]] if len(tokens) == 1 else ids[tokens[0]] * base + ids[tokens[1]]
-        for _, tokens in short_runs
-    ]
+    short_keys = [tokens[0] if len(tokens) == 1 else tokens[0] * base + tokens[1] for _, tokens in short_runs]
     words = _PageWords(
         ids,
         vocabulary,
-        _run_grams(segmentation, ids, long_runs, 3),
+        _run_grams(segmentation, vocabulary, long_runs, 3),
         short_index=np.array([k for k, _ in short_runs], dtype=np.int64),
         short_lengths=np.array([len(tokens) for _, tokens in short_runs], dtype=np.int64),
         short_keys=np.array(short_keys, dtype=np.int64),
@@ -305,20 +302,16 @@ def _page_words(segmentation: Segmentation) -> _PageWords:
     return words
 
 
-def _run_grams(segmentation: Segmentation, ids: _Ids, runs: list[int], size: int) -> _RunGrams:
+def _run_grams(segmentation: Segmentation, vocabulary: int, runs: list[int], size: int) -> _RunGrams:
     """The ``size``-grams of the runs numbered ``runs`` (each at least ``size`` words long)."""
     run_tokens = [segmentation.runs[k].tokens for k in runs]
     lengths = np.array([len(tokens) for tokens in run_tokens], dtype=np.int64)
-    words = np.fromiter(
-        (ids[token] for tokens in run_tokens for token in tokens),
-        dtype=WORD,
-        count=int(lengths.sum()),
-    )
+    words = np.frombuffer(b"".join(run_tokens), dtype=WORD)  # (the arrays' bytes: C ints)
     # A run's n-grams start at each of its words but its last size - 1.
     run_starts = np.cumsum(lengths) - lengths
     grams_per_run = lengths - (size - 1)
     gram_starts = np.cumsum(grams_per_run) - grams_per_run
-    keys = _keys(words, ids.vocabulary + 1, size)
+    keys = _keys(words, vocabulary + 1, size)
     del words
     if len(keys):
         # Less the n-grams that span two runs.
