@@ -111,13 +111,13 @@ def _placed_by(
 ) -> tuple[list[list[Place]], list[int]]:
     """_places by the n-grams of ``grams``, and the runs left unplaced only because their n-grams
     are too common in the output."""
-    if len(output) < grams.size or not len(grams.keys):
+    if len(output) < grams.size or not grams.count:
         return [], []
     index = _OutputIndex(output, vocabulary + 1, grams.size)
     options: list[list[Place]] = []
     blocked: list[int] = []
     # Batches of whole runs: each run's stretches are found within its batch.
-    bounds = np.searchsorted(grams.gram_starts, np.arange(0, len(grams.keys), GRAM_BATCH)).tolist()
+    bounds = np.searchsorted(grams.gram_starts, np.arange(0, grams.count, GRAM_BATCH)).tolist()
     bounds.append(len(grams.lengths))
     for low, high in pairwise(bounds):
         if high > low:
@@ -164,7 +164,7 @@ def _batch_places(
     lengths = grams.lengths[low:high]
     per_run_grams = lengths - (grams.size - 1)
     span = slice(int(grams.gram_starts[low]), int(grams.gram_starts[high - 1] + per_run_grams[-1]))
-    keys = grams.keys[span]
+    keys = grams.keys(low, high)
     # Each n-gram's run (numbered from ``low``) and position in it.
     run_of = np.repeat(np.arange(len(lengths)), per_run_grams)
     position = np.arange(len(keys)) - np.repeat(grams.gram_starts[low:high] - span.start, per_run_grams)
@@ -233,18 +233,39 @@ def _batch_places(
 
 @dataclass(slots=True)
 class _RunGrams:
-    """The word n-grams of some of a page's runs, as arrays."""
+    """The word n-grams of some of a page's runs: the runs' words, as arrays, whose n-grams are
+    made a batch of runs at a time (``keys``). All the n-grams' keys at once took twice the
+    memory of the words, for as long as the page was read."""
 
     size: int
     """n: 3, or LONG_GRAM."""
+    base: int
+    """The number of words the page has, plus one (see _keys)."""
     run_index: list[int]
     """For each run, its index among all the page's runs."""
     lengths: npt.NDArray[np.int64]
     """Each run's length in words (at least ``size``)."""
+    words: npt.NDArray[np.int32]
+    """The runs' words, run after run."""
+    run_starts: npt.NDArray[np.int64]
+    """Where each run's words start among ``words``."""
     gram_starts: npt.NDArray[np.int64]
-    """Where each run's n-grams start among ``keys``."""
-    keys: npt.NDArray[np.int64]
-    """The key of each n-gram of the runs, in order."""
+    """Where each run's n-grams start, counting the n-grams of the runs before it."""
+    count: int
+    """How many n-grams the runs have."""
+
+    def keys(self, low: int, high: int) -> npt.NDArray[np.int64]:
+        """The key of each n-gram of the runs numbered ``low`` to ``high`` (excluded), in order."""
+        start = int(self.run_starts[low])
+        keys = _keys(
+            self.words[start : int(self.run_starts[high - 1] + self.lengths[high - 1])], self.base, self.size
+        )
+        # Less the n-grams that span two runs: the last size - 1 starts of every run but the last.
+        within = np.ones(len(keys), dtype=bool)
+        ends = self.run_starts[low : high - 1] + self.lengths[low : high - 1] - start
+        for back in range(1, self.size):
+            within[ends - back] = False
+        return keys[within]
 
 
 @dataclass(slots=True)
@@ -307,20 +328,13 @@ def _run_grams(segmentation: Segmentation, vocabulary: int, runs: list[int], siz
     run_tokens = [segmentation.runs[k].tokens for k in runs]
     lengths = np.array([len(tokens) for tokens in run_tokens], dtype=np.int64)
     words = np.frombuffer(b"".join(run_tokens), dtype=WORD)  # (the arrays' bytes: C ints)
-    # A run's n-grams start at each of its words but its last size - 1.
     run_starts = np.cumsum(lengths) - lengths
+    # A run's n-grams start at each of its words but its last size - 1.
     grams_per_run = lengths - (size - 1)
     gram_starts = np.cumsum(grams_per_run) - grams_per_run
-    keys = _keys(words, vocabulary + 1, size)
-    del words
-    if len(keys):
-        # Less the n-grams that span two runs.
-        within = np.ones(len(keys), dtype=bool)
-        ends = run_starts + lengths
-        for back in range(1, size):
-            within[ends[:-1] - back] = False
-        keys = keys[within]
-    return _RunGrams(size, runs, lengths, gram_starts, keys)
+    return _RunGrams(
+        size, vocabulary + 1, runs, lengths, words, run_starts, gram_starts, int(grams_per_run.sum())
+    )
 
 
 def _keys(words: npt.NDArray[np.int32], base: int, size: int) -> npt.NDArray[np.int64]:
