@@ -3,8 +3,9 @@ right: text around nested blocks, links, comments, images, hidden elements, empt
 
 from __future__ import annotations
 
-from mcp_server_web.fetch.doc.blocks import Segmentation, segment
+from mcp_server_web.fetch.doc.blocks import _TOKEN, Segmentation, segment, token_chunks
 from mcp_server_web.fetch.doc.html_tree import HIDDEN, body_of, parse_html
+from tests.support.timing import least_cpu_times
 
 
 def _segmented(body: str) -> Segmentation:
@@ -81,3 +82,34 @@ def test_whitespace_only_text_makes_no_run_and_words_are_numbered_once() -> None
     assert [run.tokens.tolist() for run in segmentation.runs] == [[0, 0], [0, 1]]
     assert segmentation.words == {"word": 0, "two": 1}
     assert segmentation.blocks[1].text == "" and not segmentation.blocks[1].tokens
+
+
+# --- an output's tokens, a piece at a time ---------------------------------------------------
+
+
+def _whole(texts: list[str]) -> list[str]:
+    return _TOKEN.findall("".join(texts).casefold())
+
+
+def _pieced(texts: list[str], size: int) -> list[str]:
+    return [token for piece in token_chunks(texts, size) for token in piece]
+
+
+def test_an_outputs_tokens_in_pieces_are_the_tokens_of_its_text_whole() -> None:
+    texts = ["Straße ", "ΣΊΣΥΦΟΣ", " and", "", "word", "s run\ttogether ", "字字 字", " ", "x" * 40, " end"]
+    for size in (1, 3, 7, 16, 1000):
+        assert _pieced(texts, size) == _whole(texts)  # "words" is one word: nothing goes between texts
+    assert _pieced([], 8) == [] and _pieced(["", " "], 8) == []
+
+
+def test_no_piece_is_much_longer_than_asked_where_the_text_has_spaces() -> None:
+    pieces = list(token_chunks(["one two three " * 2_000], 1_000))
+    assert len(pieces) > 20 and max(map(len, pieces)) <= 1_000 // 4 + 3
+
+
+def test_text_without_spaces_in_many_nodes_is_read_in_linear_time() -> None:
+    """A long text with nowhere to cut (unspaced script) in many text nodes: joined again for every
+    node, 4x the nodes cost 16x."""
+    small, large = ["字" * 10] * 20_000, ["字" * 10] * 80_000
+    control, measured = least_cpu_times(lambda: _pieced(small, 1_000), lambda: _pieced(large, 1_000))
+    assert measured < 8 * control, f"{control:.3f} s and {measured:.3f} s for 4x the text"

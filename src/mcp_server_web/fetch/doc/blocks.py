@@ -200,18 +200,32 @@ def _walk_children(
             stream.add(block, child.tail, in_link)
 
 
-def token_chunks(text: str, size: int) -> Iterator[list[str]]:
-    """The tokens of ``text`` (as a block's), a piece of about ``size`` characters at a time (cut
-    at whitespace, which no token holds): a long text's words as strings would be many times the
-    text."""
-    position = 0
-    while position < len(text):
-        end = position + size
-        if end < len(text):
-            cut = _WHITESPACE.search(text, end)
-            end = cut.start() if cut else len(text)
-        yield _TOKEN.findall(text[position:end].casefold())
-        position = end
+def token_chunks(texts: Iterable[str], size: int) -> Iterator[list[str]]:
+    """The tokens (as a block's) of the text that ``texts`` make one after the other (nothing
+    between them: an element's text, its text nodes as they come), a piece of about ``size``
+    characters at a time, cut at whitespace, which no token holds: a long text's words as strings
+    would be many times the text, and the text whole is as long again as the page's."""
+    pending: list[str] = []
+    length = 0
+    for text in texts:
+        pending.append(text)
+        length += len(text)
+        if length < size or (length - len(text) >= size and not _WHITESPACE.search(text)):
+            # Nowhere to cut yet: the text so far has no whitespace past the size, nor has this one
+            # (joined again for every text, a long text of no spaces cost its square).
+            continue
+        joined = "".join(pending)
+        position = 0
+        while len(joined) - position > size:
+            cut = _WHITESPACE.search(joined, position + size)
+            if cut is None:
+                break
+            yield _TOKEN.findall(joined[position : cut.start()].casefold())
+            position = cut.start()
+        rest = joined[position:]
+        pending, length = [rest], len(rest)
+    if length:
+        yield _TOKEN.findall("".join(pending).casefold())
 
 
 # --- pruning ---------------------------------------------------------------------------------

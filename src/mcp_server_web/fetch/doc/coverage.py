@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import weakref
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -34,8 +35,9 @@ Place = tuple[int, int, int, float]
 down (HIDDEN_WEIGHT) for a hidden run's places."""
 
 
-def coverage(segmentation: Segmentation, text: str) -> dict[Block, float]:
-    """For each block with text, the share of its words that another extractor's ``text`` holds.
+def coverage(segmentation: Segmentation, text: str | Iterable[str]) -> dict[Block, float]:
+    """For each block with text, the share of its words that another extractor's output holds:
+    ``text``, the output's text, whole or piece by piece (an element's text nodes).
 
     The output is aligned with the page, run by run (see Run): each run of three words or more
     is placed on the stretch of the output, about as long as the run, where most of its word
@@ -51,7 +53,7 @@ def coverage(segmentation: Segmentation, text: str) -> dict[Block, float]:
     number = words.ids.__getitem__
     pieces = [
         np.fromiter(map(number, chunk), dtype=WORD, count=len(chunk))
-        for chunk in token_chunks(text, TOKENIZE_CHARS)
+        for chunk in token_chunks((text,) if isinstance(text, str) else text, TOKENIZE_CHARS)
     ]
     output = np.concatenate(pieces) if pieces else np.zeros(0, dtype=WORD)
     del pieces

@@ -365,14 +365,14 @@ def first_reading(root: lxml.html.HtmlElement, page: Prepared) -> FirstReading:
     chrome = frozenset(element.get(_LANDMARK) or "" for element in _chrome_landmarks(landmarks, page.prose))
     _drop_chrome(landmarks, chrome)
     summary = _readability_summary(root)
-    readability_text = summary.text_content() if summary is not None else ""
     posts = find_posts(body_of(root), page.kinds)  # their bylines go into what is kept, once cut down
     segmentation = segment(body_of(root))
     mains = _MAIN_ELEMENTS(root)
     outermost = [element for element in mains if not any(a in mains for a in element.iterancestors())]
     return FirstReading(
         segmentation=segmentation,
-        readability=coverage(segmentation, readability_text),
+        # (its text nodes as they come: the text whole would be another copy of the page's)
+        readability=coverage(segmentation, summary.itertext() if summary is not None else ""),
         summary=summary,
         posts=posts,
         main=outermost[0] if len(outermost) == 1 else None,
