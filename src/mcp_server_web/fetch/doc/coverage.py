@@ -30,9 +30,43 @@ _MIN_MATCH = 0.3
 WORD = np.int32
 """A word's number (a page has fewer than 2**31 distinct words): half the memory of 64 bits, for
 arrays as long as the page's text."""
-Place = tuple[int, int, int, float]
-"""Where a run may go in the output: (run index, start, end, trigrams found), the count weighed
-down (HIDDEN_WEIGHT) for a hidden run's places."""
+
+
+@dataclass(slots=True)
+class _Places:
+    """Where runs may go in the output: a place a row, in four arrays (a tuple a place took ten
+    times the memory, on a page of repeated text more than the output index), the runs in order
+    and each run's places best first."""
+
+    run: npt.NDArray[np.int64]
+    """The run's index among the page's runs."""
+    start: npt.NDArray[np.int64]
+    end: npt.NDArray[np.int64]
+    """Where it would go in the output (word positions)."""
+    found: npt.NDArray[np.float64]
+    """How many of its trigrams were found there."""
+
+    @staticmethod
+    def joined(parts: list[_Places]) -> _Places:
+        """``parts`` one after the other."""
+        if not parts:
+            return _NO_PLACES
+        return _Places(
+            np.concatenate([part.run for part in parts]),
+            np.concatenate([part.start for part in parts]),
+            np.concatenate([part.end for part in parts]),
+            np.concatenate([part.found for part in parts]),
+        )
+
+    def in_run_order(self) -> _Places:
+        """The same places, runs in order (each run's places in the order they were)."""
+        order = np.argsort(self.run, kind="stable")
+        return _Places(self.run[order], self.start[order], self.end[order], self.found[order])
+
+
+_NO_PLACES = _Places(
+    np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+)
 
 
 def coverage(segmentation: Segmentation, text: str | Iterable[str]) -> dict[Block, float]:
@@ -59,16 +93,17 @@ def coverage(segmentation: Segmentation, text: str | Iterable[str]) -> dict[Bloc
     del pieces
     found = [0.0] * len(runs)
     if len(output):
-        options = _places(segmentation, words, output)
-        for places in options:
-            if runs[places[0][0]].block.hidden:
-                # a hidden copy (a mobile layout, microdata) counts for less than a visible one
-                places[:] = [(k, start, end, hits * HIDDEN_WEIGHT) for k, start, end, hits in places]
-        placed = _heaviest_chain(options, len(output))
-        for k, _start, _end, weight in placed:
-            hits = weight / HIDDEN_WEIGHT if runs[k].block.hidden else weight
+        places = _places(segmentation, words, output)
+        hidden = np.array([run.block.hidden for run in runs], dtype=bool)[places.run]
+        # a hidden copy (a mobile layout, microdata) counts for less than a visible one
+        weight = np.where(hidden, places.found * HIDDEN_WEIGHT, places.found)
+        chain = _heaviest_chain(places, weight, len(output))
+        for k, place_weight, is_hidden in zip(
+            places.run[chain].tolist(), weight[chain].tolist(), hidden[chain].tolist(), strict=True
+        ):
+            hits = place_weight / HIDDEN_WEIGHT if is_hidden else place_weight
             found[k] = len(runs[k].tokens) * hits / (len(runs[k].tokens) - 2)
-        _place_short(words, placed, output, found)
+        _place_short(words, places, chain, output, found)
     totals: dict[Block, list[float]] = {}
     for run, kept in zip(runs, found, strict=True):
         entry = totals.setdefault(run.block, [0.0, 0.0])
@@ -81,12 +116,10 @@ _MAX_PLACES = 4
 """At most this many places are considered for one run (text repeated on the page or in the output)."""
 
 
-def _places(
-    segmentation: Segmentation, words: _PageWords, output: npt.NDArray[np.int32]
-) -> list[list[Place]]:
+def _places(segmentation: Segmentation, words: _PageWords, output: npt.NDArray[np.int32]) -> _Places:
     """Where in the output (``output``, its words numbered) each run of three words or more may
-    go: for each run that may go somewhere, in run order, its places (k, start, end, trigrams
-    found), best first, one for each stretch of the output where enough of its trigrams line up.
+    go: for each run that may go somewhere, in run order, its places (see _Places), best first,
+    one for each stretch of the output where enough of its trigrams line up.
 
     Computed in arrays, for many runs at once (GRAM_BATCH trigrams at a time): a trigram of the
     output is looked up in its sorted keys, not in a dict of hundreds of thousands of entries, and
@@ -94,13 +127,13 @@ def _places(
     cut into stretches together. A run whose trigrams are all too common in the output to place
     it by (MAX_GRAM_REPEATS: text of a small vocabulary) is placed by its LONG_GRAM-grams instead.
     """
-    options, blocked = _placed_by(words.trigrams, words.vocabulary, output)
+    places, blocked = _placed_by(words.trigrams, words.vocabulary, output)
     long_runs = [k for k in blocked if len(segmentation.runs[k].tokens) >= LONG_GRAM]
     if not long_runs:
-        return options
+        return places
     grams = _run_grams(segmentation, words.vocabulary, long_runs, LONG_GRAM)
     more, _ = _placed_by(grams, words.vocabulary, output)
-    return sorted([*options, *more], key=lambda places: places[0][0])
+    return _Places.joined([places, more]).in_run_order()  # (no run is in both)
 
 
 LONG_GRAM = 6
@@ -108,15 +141,13 @@ LONG_GRAM = 6
 (a vocabulary of 20 words has 8,000 trigrams, but 64 million 6-grams)."""
 
 
-def _placed_by(
-    grams: _RunGrams, vocabulary: int, output: npt.NDArray[np.int32]
-) -> tuple[list[list[Place]], list[int]]:
+def _placed_by(grams: _RunGrams, vocabulary: int, output: npt.NDArray[np.int32]) -> tuple[_Places, list[int]]:
     """_places by the n-grams of ``grams``, and the runs left unplaced only because their n-grams
     are too common in the output."""
     if len(output) < grams.size or not grams.count:
-        return [], []
+        return _NO_PLACES, []
     index = _OutputIndex(output, vocabulary + 1, grams.size)
-    options: list[list[Place]] = []
+    options: list[_Places] = []
     blocked: list[int] = []
     # Batches of whole runs: each run's stretches are found within its batch.
     bounds = np.searchsorted(grams.gram_starts, np.arange(0, grams.count, GRAM_BATCH)).tolist()
@@ -124,9 +155,9 @@ def _placed_by(
     for low, high in pairwise(bounds):
         if high > low:
             placed, unplaced = _batch_places(grams, index, low, high)
-            options.extend(placed)
+            options.append(placed)
             blocked.extend(unplaced)
-    return options, blocked
+    return _Places.joined(options), blocked
 
 
 GRAM_BATCH = 8_192
@@ -135,33 +166,60 @@ trigram) take a megabyte or two, where all the trigrams of a long page at once t
 hundred, and a page of repeated text of 0.1 MB took 70 times its size."""
 
 
-@dataclass(slots=True)
 class _OutputIndex:
-    """An output's n-gram keys, sorted, and where each occurs (positions in 32 bits: an output is
-    the page's text, at most a few million words). Twelve bytes an n-gram: each distinct key with
-    where its positions start and how many there are took twenty, keys of long text being nearly
-    all distinct."""
+    """An output's n-grams by key, and where each occurs (positions in 32 bits: an output is the
+    page's text, at most a few million words).
 
-    order: npt.NDArray[np.int32]
-    """The output's positions, by key and then in order."""
-    keys: npt.NDArray[np.int64]
-    """The keys, sorted (the key of the n-gram at ``order[i]`` is ``keys[i]``)."""
+    Where every key fits in 32 bits (a page of few distinct words: (words + 1) ** n < 2 ** 32),
+    one array of key and position packed in 64 bits, sorted in place: eight bytes an n-gram at
+    most, where the general case takes twenty while it sorts (the keys, their order as it comes
+    out of the sort, and that order in 32 bits), and twelve afterwards. Such a page is the one
+    whose words are shortest, and the most of them a byte.
+    """
+
+    __slots__ = ("_keys", "_order", "_packed")
 
     def __init__(self, output: npt.NDArray[np.int32], base: int, size: int) -> None:
         keys = _keys(output, base, size)
-        self.order = np.argsort(keys, kind="stable").astype(np.int32)
-        keys.sort()  # in place: the same keys as in ``order``'s order
-        self.keys = keys
+        self._packed: npt.NDArray[np.uint64] | None = None
+        self._keys: npt.NDArray[np.int64] | None = None
+        self._order: npt.NDArray[np.int32] | None = None
+        if base**size < _NARROW:  # (every key, and the key after it, shifted, fits in 64 bits)
+            packed = keys.view(np.uint64)  # (the same array: the keys are shifted and sorted in place)
+            packed <<= np.uint64(32)
+            for low in range(0, len(packed), _PACK_PIECE):  # (positions a piece at a time: no second array)
+                high = min(low + _PACK_PIECE, len(packed))
+                packed[low:high] |= np.arange(low, high, dtype=np.uint64)
+            packed.sort()
+            self._packed = packed
+        else:
+            self._order = np.argsort(keys, kind="stable").astype(np.int32)
+            keys.sort()  # in place: the same keys as in ``order``'s order
+            self._keys = keys
 
     def find(self, keys: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
-        """For each of ``keys``, where its positions start in ``order`` and how many there are."""
-        first = np.searchsorted(self.keys, keys, side="left")
-        return first, np.searchsorted(self.keys, keys, side="right") - first
+        """For each of ``keys``, where its positions start (see ``positions``) and how many there are."""
+        if self._packed is not None:
+            low = keys.astype(np.uint64) << np.uint64(32)
+            first = np.searchsorted(self._packed, low, side="left")
+            return first, np.searchsorted(self._packed, low + np.uint64(_NARROW), side="left") - first
+        assert self._keys is not None
+        first = np.searchsorted(self._keys, keys, side="left")
+        return first, np.searchsorted(self._keys, keys, side="right") - first
+
+    def positions(self, at: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+        """The output positions at ``at`` in the index (as ``find`` counts them: a key's are together)."""
+        if self._packed is not None:
+            return (self._packed[at] & np.uint64(_NARROW - 1)).astype(np.int64)
+        assert self._order is not None
+        return self._order[at].astype(np.int64)
 
 
-def _batch_places(
-    grams: _RunGrams, index: _OutputIndex, low: int, high: int
-) -> tuple[list[list[Place]], list[int]]:
+_NARROW = 2**32
+_PACK_PIECE = 1 << 16
+
+
+def _batch_places(grams: _RunGrams, index: _OutputIndex, low: int, high: int) -> tuple[_Places, list[int]]:
     """_placed_by for the runs numbered ``low`` to ``high`` (as in grams.run_index)."""
     lengths = grams.lengths[low:high]
     per_run_grams = lengths - (grams.size - 1)
@@ -185,13 +243,13 @@ def _batch_places(
     starts = np.repeat(first[usable], repeats)
     within = np.arange(len(starts)) - np.repeat(np.cumsum(repeats) - repeats, repeats)
     offset_run = np.repeat(run_of[usable], repeats)
-    offsets = index.order[starts + within] - np.repeat(position[usable], repeats)
+    offsets = index.positions(starts + within) - np.repeat(position[usable], repeats)
     per_run = np.bincount(offset_run, minlength=len(lengths))
     candidate = (per_run > 0) & (per_run + common >= needed)
     keep = candidate[offset_run]
     offset_run, offsets = offset_run[keep], offsets[keep]
     if not len(offsets):
-        return [], [grams.run_index[low + run] for run in np.flatnonzero(too_common).tolist()]
+        return _NO_PLACES, [grams.run_index[low + run] for run in np.flatnonzero(too_common).tolist()]
 
     # Stretches of offsets no more than a tolerance apart, run by run: what the other extractor
     # inserted or dropped shifts the offset.
@@ -214,19 +272,11 @@ def _batch_places(
     chosen = best[(rank < _MAX_PLACES) & (hits[best] >= needed[ranked_run])]
     centre = offsets[(stretch_start[chosen] + stretch_end[chosen]) // 2]
 
-    chosen_hits = hits[chosen]
+    chosen_run = stretch_run[chosen]
+    chosen_hits = hits[chosen].astype(np.float64)
     if grams.size != 3:  # as many trigrams as the share of n-grams found
-        chosen_hits = chosen_hits * (lengths[stretch_run[chosen]] - 2) / per_run_grams[stretch_run[chosen]]
-    run_index = grams.run_index
-    options: list[list[Place]] = []
-    previous = -1
-    for run, start, found in zip(
-        stretch_run[chosen].tolist(), centre.tolist(), chosen_hits.tolist(), strict=True
-    ):
-        if run != previous:
-            options.append([])
-            previous = run
-        options[-1].append((run_index[low + run], start, start + int(lengths[run]), found))
+        chosen_hits = chosen_hits * (lengths[chosen_run] - 2) / per_run_grams[chosen_run]
+    options = _Places(grams.run_numbers[low + chosen_run], centre, centre + lengths[chosen_run], chosen_hits)
     placed = np.zeros(len(lengths), dtype=bool)
     placed[stretch_run[chosen]] = True
     blocked = [grams.run_index[low + run] for run in np.flatnonzero(too_common & ~placed).tolist()]
@@ -245,6 +295,8 @@ class _RunGrams:
     """The number of words the page has, plus one (see _keys)."""
     run_index: list[int]
     """For each run, its index among all the page's runs."""
+    run_numbers: npt.NDArray[np.int64]
+    """The same, as an array."""
     lengths: npt.NDArray[np.int64]
     """Each run's length in words (at least ``size``)."""
     words: npt.NDArray[np.int32]
@@ -335,7 +387,15 @@ def _run_grams(segmentation: Segmentation, vocabulary: int, runs: list[int], siz
     grams_per_run = lengths - (size - 1)
     gram_starts = np.cumsum(grams_per_run) - grams_per_run
     return _RunGrams(
-        size, vocabulary + 1, runs, lengths, words, run_starts, gram_starts, int(grams_per_run.sum())
+        size,
+        vocabulary + 1,
+        runs,
+        np.array(runs, dtype=np.int64),
+        lengths,
+        words,
+        run_starts,
+        gram_starts,
+        int(grams_per_run.sum()),
     )
 
 
@@ -357,20 +417,23 @@ def _keys(words: npt.NDArray[np.int32], base: int, size: int) -> npt.NDArray[np.
 
 
 def _place_short(
-    grams: _PageWords, placed: list[Place], output: npt.NDArray[np.int32], found: list[float]
+    grams: _PageWords,
+    places: _Places,
+    chain: npt.NDArray[np.intp],
+    output: npt.NDArray[np.int32],
+    found: list[float],
 ) -> None:
-    """Runs of one or two words: found if they occur in the gap between their placed neighbours."""
-    if not placed or not len(grams.short_index):
+    """Runs of one or two words: found if they occur in the gap between their placed neighbours
+    (the places numbered ``chain``)."""
+    if not len(chain) or not len(grams.short_index):
         return
     size = len(output)
-    placed_run = np.array([place[0] for place in placed], dtype=np.int64)  # in run order
-    placed_start = np.array([place[1] for place in placed], dtype=np.int64)
-    placed_end = np.array([place[2] for place in placed], dtype=np.int64)
+    placed_run, placed_start, placed_end = places.run[chain], places.start[chain], places.end[chain]
     # The gap each short run sits in: from the end of the placed run before it to the start of
     # the placed run after it (a little wider: the placing is approximate).
     after = np.searchsorted(placed_run, grams.short_index)
     previous_end = np.where(after > 0, placed_end[np.maximum(after - 1, 0)], 0)
-    next_start = np.where(after < len(placed), placed_start[np.minimum(after, len(placed) - 1)], size)
+    next_start = np.where(after < len(chain), placed_start[np.minimum(after, len(chain) - 1)], size)
     low = np.maximum(previous_end - 2, 0)
     last = np.minimum(next_start + 2, size) - grams.short_lengths  # the latest start that fits
     base = grams.vocabulary + 1
@@ -393,18 +456,19 @@ def _place_short(
             found[k] = length
 
 
-def _heaviest_chain(options: list[list[Place]], size: int) -> list[Place]:
-    """One place or none for each run (``options`` in run order) such that the places do not
-    overlap and follow run order, with the most trigrams found in all: a weighted longest
-    increasing subsequence, with a Fenwick tree of prefix maxima over output positions."""
+def _heaviest_chain(places: _Places, weight: npt.NDArray[np.float64], size: int) -> npt.NDArray[np.intp]:
+    """One place or none for each run (``places``, with each place's ``weight``) such that the
+    places do not overlap and follow run order, with the most weight in all: a weighted longest
+    increasing subsequence, with a Fenwick tree of prefix maxima over output positions. The
+    chosen places' numbers, in run order."""
     slack = 2
     tree_size = size + slack + 2
     # Flat arrays of machine numbers, not lists: a list holds a float object per position set.
     tree_value = array("d", bytes(8 * (tree_size + 1)))
     tree_item = array("i", [-1]) * (tree_size + 1)
-    chosen: list[Place] = []
-    score: list[float] = []
-    previous: list[int] = []
+    count = len(places.run)
+    score = array("d", bytes(8 * count))
+    previous = array("i", [-1]) * count
 
     def query(position: int) -> tuple[float, int]:
         position = min(max(position, 0), tree_size)
@@ -423,22 +487,37 @@ def _heaviest_chain(options: list[list[Place]], size: int) -> list[Place]:
                 tree_value[position], tree_item[position] = value, item
             position += position & -position
 
-    for places in options:
-        pending = []
-        for place in places:
-            value, item = query(place[1] + slack + 1)  # chains ending at or before its start
-            chosen.append(place)
-            score.append(value + place[3])
-            previous.append(item)
-            pending.append(len(chosen) - 1)
-        for item in pending:  # after all of a run's places, so that no chain holds two of them
-            update(chosen[item][2] + 1, score[item], item)
-    if not chosen:
-        return []
-    item = max(range(len(chosen)), key=score.__getitem__)
+    # A run's places are updated after all of them are scored, so that no chain holds two of them.
+    pending: list[int] = []
+    run = -1
+    for start in range(0, count, _CHAIN_PIECE):  # (as Python numbers a piece at a time)
+        stop = min(start + _CHAIN_PIECE, count)
+        pieces = zip(
+            range(start, stop),
+            places.run[start:stop].tolist(),
+            places.start[start:stop].tolist(),
+            weight[start:stop].tolist(),
+            strict=True,
+        )
+        for item, place_run, place_start, place_weight in pieces:
+            if place_run != run:
+                for done in pending:
+                    update(int(places.end[done]) + 1, score[done], done)
+                pending.clear()
+                run = place_run
+            value, before = query(place_start + slack + 1)  # chains ending at or before its start
+            score[item] = value + place_weight
+            previous[item] = before
+            pending.append(item)
+    if not count:
+        return np.zeros(0, dtype=np.intp)
+    item = max(range(count), key=score.__getitem__)
     chain = []
     while item != -1:
-        chain.append(chosen[item])
+        chain.append(item)
         item = previous[item]
     chain.reverse()
-    return chain
+    return np.array(chain, dtype=np.intp)
+
+
+_CHAIN_PIECE = 4_096
