@@ -495,9 +495,11 @@ def _shape(block: Block) -> str:
 
 
 def block_features(
-    segmentation: Segmentation, declared: frozenset[str]
+    segmentation: Segmentation, declared: frozenset[str], *, spare: int = 0
 ) -> tuple[list[Block], npt.NDArray[np.float64]]:
-    """The blocks with text (not the page's root) and a row of FEATURES for each."""
+    """The blocks with text (not the page's root) and a row of FEATURES for each, followed by
+    ``spare`` columns left for the caller (NaN): a page of many blocks had its rows copied
+    whole to add a column, twice their memory at once."""
     blocks = segmentation.blocks
     n = len(blocks)
     # Sizes of what each block holds (its own text and its descendants'), innermost first.
@@ -606,9 +608,14 @@ def block_features(
         marks.append(around.marks)
     filled.append(np.array(read, dtype=np.float64).reshape(len(read), len(_READ)))
     columns = np.concatenate(filled)
+    del arounds, filled, read  # (what the walk needed, before the rows are made)
+    # How many block levels up the nearest element of each word group, landmark and item type is
+    # (FAR when none is, or it is further), computed in the one array.
+    up = np.array(marks, dtype=np.int32).reshape(len(marks), _MARKS)  # (depths: small numbers)
+    del marks
 
     # NaN until set: a feature left out reads as missing (the tests check none is).
-    rows = np.full((len(text_blocks), len(FEATURES)), np.nan)
+    rows = np.full((len(text_blocks), len(FEATURES) + spare), np.nan)
 
     def put(name: str, values: npt.ArrayLike) -> None:
         rows[:, _COLUMN[name]] = values
@@ -659,10 +666,8 @@ def block_features(
     put("page_h1s", float(h1s))
     for name, group in PAGE_TYPES.items():
         put(name, 0.0 if declared.isdisjoint(group) else 1.0)
-    # How many block levels up the nearest element of each word group, landmark and item type is
-    # (FAR when none is, or it is further).
-    up = depth_at.reshape(len(at), 1) - np.array(marks, dtype=np.int64).reshape(len(at), _MARKS)
-    rows[:, _FIRST_MARK : _FIRST_MARK + _MARKS] = np.minimum(up, FAR)
+    np.subtract(depth_at.reshape(len(at), 1), up, out=up, casting="unsafe")
+    rows[:, _FIRST_MARK : _FIRST_MARK + _MARKS] = np.minimum(up, FAR, out=up)
     return text_blocks, rows
 
 

@@ -133,9 +133,9 @@ def model_inputs(
 ) -> tuple[list[Block], npt.NDArray[np.float64]]:
     """The blocks with text and a row of INPUTS for each; ``readability`` is readability's vote
     (coverage.py) and ``declared`` the types the page declares (block_features.page_types)."""
-    blocks, rows = block_features(segmentation, declared)
-    votes = np.array([readability.get(block, 0.0) for block in blocks], dtype=np.float64)
-    return blocks, np.column_stack((rows, votes))
+    blocks, rows = block_features(segmentation, declared, spare=1)
+    rows[:, -1] = [readability.get(block, 0.0) for block in blocks]
+    return blocks, rows
 
 
 def model_votes(
