@@ -463,9 +463,11 @@ def _heaviest_chain(places: _Places, weight: npt.NDArray[np.float64], size: int)
     chosen places' numbers, in run order."""
     slack = 2
     tree_size = size + slack + 2
-    # Flat arrays of machine numbers, not lists: a list holds a float object per position set.
-    tree_value = array("d", bytes(8 * (tree_size + 1)))
-    tree_item = array("i", [-1]) * (tree_size + 1)
+    # The tree holds, at each node, the chain (its last place) of the highest score among those it
+    # covers: the place's number only, its score being in ``score`` (a node's own copy of it took
+    # twice the memory of the numbers). A flat array of machine numbers, not a list: a list holds
+    # an object per position set.
+    tree = array("i", [-1]) * (tree_size + 1)
     count = len(places.run)
     score = array("d", bytes(8 * count))
     previous = array("i", [-1]) * count
@@ -475,16 +477,18 @@ def _heaviest_chain(places: _Places, weight: npt.NDArray[np.float64], size: int)
         value = 0.0
         item = -1
         while position > 0:
-            if tree_value[position] > value:
-                value, item = tree_value[position], tree_item[position]
+            here = tree[position]
+            if here >= 0 and score[here] > value:
+                value, item = score[here], here
             position -= position & -position
         return value, item
 
     def update(position: int, value: float, item: int) -> None:
         position = min(max(position, 1), tree_size)
         while position <= tree_size:
-            if value > tree_value[position]:
-                tree_value[position], tree_item[position] = value, item
+            here = tree[position]
+            if value > (score[here] if here >= 0 else 0.0):
+                tree[position] = item
             position += position & -position
 
     # A run's places are updated after all of them are scored, so that no chain holds two of them.
