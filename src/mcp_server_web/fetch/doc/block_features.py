@@ -550,9 +550,28 @@ def block_features(
     # is arithmetic on whole columns afterwards (the same divisions of the same numbers).
     arounds: list[_Around | None] = [None] * n
     text_blocks: list[Block] = []
+    # NaN until set: a feature left out reads as missing (the tests check none is). What the walk
+    # reads goes into the rows ROW_CHUNK blocks at a time.
+    rows = np.full(
+        (sum(1 for block in blocks if block.tokens and block.parent is not None), len(FEATURES) + spare),
+        np.nan,
+    )
     read: list[tuple[float, ...]] = []
-    filled: list[npt.NDArray[np.float64]] = []
     marks: list[tuple[int, ...]] = []
+
+    def write_read() -> None:
+        """Put what the walk read of the last blocks into their rows; and how many block levels
+        up the nearest element of each word group, landmark and item type is (FAR when none is,
+        or it is further)."""
+        done = len(text_blocks) - len(read)
+        where = slice(done, len(text_blocks))
+        rows[where, _READ_COLUMNS] = np.array(read, dtype=np.float64).reshape(len(read), len(_READ))
+        up = np.array([block.depth for block in text_blocks[where]], dtype=np.int64).reshape(len(read), 1)
+        up = up - np.array(marks, dtype=np.int64).reshape(len(read), _MARKS)
+        rows[where, _FIRST_MARK : _FIRST_MARK + _MARKS] = np.minimum(up, FAR)
+        read.clear()
+        marks.clear()
+
     first_h1: int | None = None
     h1s = 0
     heading_other = 0.0
@@ -601,29 +620,20 @@ def block_features(
                 text_counts[text],
             )
         )
-        if len(read) == ROW_CHUNK:
-            filled.append(np.array(read, dtype=np.float64))
-            read.clear()
         text_blocks.append(block)
         marks.append(around.marks)
-    filled.append(np.array(read, dtype=np.float64).reshape(len(read), len(_READ)))
-    columns = np.concatenate(filled)
-    del arounds, filled, read  # (what the walk needed, before the rows are made)
-    # How many block levels up the nearest element of each word group, landmark and item type is
-    # (FAR when none is, or it is further), computed in the one array.
-    up = np.array(marks, dtype=np.int32).reshape(len(marks), _MARKS)  # (depths: small numbers)
-    del marks
-
-    # NaN until set: a feature left out reads as missing (the tests check none is).
-    rows = np.full((len(text_blocks), len(FEATURES) + spare), np.nan)
+        if len(read) == ROW_CHUNK:
+            write_read()
+    write_read()
+    del arounds  # (what the walk needed)
 
     def put(name: str, values: npt.ArrayLike) -> None:
         rows[:, _COLUMN[name]] = values
 
     at = np.array([block.index for block in text_blocks], dtype=np.intp)
     tokens_at = own_tokens[at]
-    for k, name in enumerate(_READ):
-        put(name, columns[:, k] / tokens_at if name in _PER_TOKEN else columns[:, k])
+    for name in _PER_TOKEN:
+        put(name, rows[:, _COLUMN[name]] / tokens_at)
     chars_at = own_chars[at]
     link_density = np.where(chars_at > 0, own_links[at] / np.maximum(chars_at, 1.0), 0.0)
     put("tokens", tokens_at)
@@ -666,14 +676,13 @@ def block_features(
     put("page_h1s", float(h1s))
     for name, group in PAGE_TYPES.items():
         put(name, 0.0 if declared.isdisjoint(group) else 1.0)
-    np.subtract(depth_at.reshape(len(at), 1), up, out=up, casting="unsafe")
-    rows[:, _FIRST_MARK : _FIRST_MARK + _MARKS] = np.minimum(up, FAR, out=up)
     return text_blocks, rows
 
 
 ROW_CHUNK = 1024
-"""What is read in the walk is kept as arrays this many blocks at a time: a page of tens of
-thousands of blocks held as Python numbers was tens of megabytes."""
+"""What is read in the walk goes into the rows this many blocks at a time: a page of tens of
+thousands of blocks held as Python numbers was tens of megabytes, and as arrays beside the rows
+a third of them again."""
 _READ = (
     "tag",
     "images",
@@ -698,6 +707,7 @@ _READ = (
 counts they are per token of."""
 _PER_TOKEN = frozenset({"sentence_ends", "commas", "digit_share", "mean_token_chars"})
 _COLUMN = {name: i for i, name in enumerate(FEATURES)}
+_READ_COLUMNS = np.array([_COLUMN[name] for name in _READ], dtype=np.intp)
 _FIRST_MARK = FEATURES.index(f"word_{next(iter(WORD_GROUPS))}")
 """Where the distances (word groups, then landmarks, then item types) sit among FEATURES."""
 
