@@ -5,7 +5,11 @@ batch of trigrams."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
+import pytest
+
+from mcp_server_web.fetch.doc import coverage as coverage_module
 from mcp_server_web.fetch.doc.blocks import Segmentation, segment
 from mcp_server_web.fetch.doc.coverage import GRAM_BATCH, MAX_GRAM_REPEATS, coverage
 from mcp_server_web.fetch.doc.html_tree import body_of, parse_html
@@ -66,3 +70,48 @@ def test_a_teaser_repeating_a_paragraph_is_not_counted_twice() -> None:
     shares = _shares(segmentation, "\n\n".join(paragraphs))
     assert shares[:6] == [1.0] * 6
     assert shares[6] == 0.0
+
+
+def test_batches_of_recurring_trigrams_are_halved_without_changing_what_is_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every trigram of a paragraph of 20 common words recurs in the output: its places are looked at
+    OFFSETS_BATCH at a time, the batch halved until they fit. How runs are batched changes nothing."""
+    vocabulary = ["the", "of", "and", "to", "in", "a", "is", "that", "for", "it"] * 2
+    vocabulary = [f"{word}{number // 10}" for number, word in enumerate(vocabulary)]
+    paragraphs = [text + " and the end of it" for text in _paragraphs(400, vocabulary, 30)]
+    segmentation = _segmented(paragraphs)
+    output = "\n\n".join(paragraphs[::2] + paragraphs[1::4])
+    batches: list[int] = []
+    batch_places = coverage_module._batch_places
+
+    def counted(*args: Any) -> Any:
+        batches.append(1)
+        return batch_places(*args)
+
+    monkeypatch.setattr(coverage_module, "_batch_places", counted)
+    whole = _shares(segmentation, output)
+    whole_batches = len(batches)
+    monkeypatch.setattr(coverage_module, "OFFSETS_BATCH", 64)
+    halved = _shares(segmentation, output)
+    assert len(batches) > 4 * whole_batches  # halved, and halved again
+    assert halved == whole
+    assert sum(whole[::2]) > 0.8 * len(whole[::2])  # most of what the output holds is found
+
+
+def test_on_a_page_of_few_distinct_words_the_index_packs_key_and_position() -> None:
+    """20 words: every trigram's key fits in 32 bits, so the output index is one packed array; its
+    places are the ones the general index gives (here made to take the general way)."""
+    vocabulary = [f"v{number}" for number in range(20)]
+    paragraphs = _paragraphs(200, vocabulary, 40)
+    segmentation = _segmented(paragraphs)
+    output = "\n\n".join(paragraphs[:120])
+    packed = _shares(segmentation, output)
+    narrow = coverage_module._NARROW
+    try:
+        coverage_module._NARROW = 0  # (no key fits: the general index)
+        general = _shares(segmentation, output)
+    finally:
+        coverage_module._NARROW = narrow
+    assert packed == general
+    assert min(packed[:120]) >= 0.9 and max(packed[120:]) < 0.5

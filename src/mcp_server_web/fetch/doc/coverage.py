@@ -160,6 +160,11 @@ def _placed_by(grams: _RunGrams, vocabulary: int, output: npt.NDArray[np.int32])
     return _Places.joined(options), blocked
 
 
+OFFSETS_BATCH = 8_192
+"""At most about this many places of the n-grams of a batch's runs in the output are looked at
+together: a page whose n-grams all recur in the output (text of a small vocabulary) has its
+batches halved until they fit. Its arrays took 3 MB whatever the page's size, 26 times a page of
+0.1 MB."""
 GRAM_BATCH = 8_192
 """Trigrams of the page's runs placed together: a batch's arrays (up to MAX_GRAM_REPEATS offsets a
 trigram) take a megabyte or two, where all the trigrams of a long page at once took over a
@@ -240,6 +245,15 @@ def _batch_places(grams: _RunGrams, index: _OutputIndex, low: int, high: int) ->
 
     usable = (count > 0) & (count <= MAX_GRAM_REPEATS)
     repeats = count[usable]
+    if high - low > 1 and int(repeats.sum()) > OFFSETS_BATCH:
+        # Text repeated within the output: each n-gram found several times over. The runs in two
+        # halves, each with arrays of half the size (how the runs are batched changes nothing).
+        middle = (low + high) // 2
+        (one, one_blocked), (two, two_blocked) = (
+            _batch_places(grams, index, low, middle),
+            _batch_places(grams, index, middle, high),
+        )
+        return _Places.joined([one, two]), [*one_blocked, *two_blocked]
     starts = np.repeat(first[usable], repeats)
     within = np.arange(len(starts)) - np.repeat(np.cumsum(repeats) - repeats, repeats)
     offset_run = np.repeat(run_of[usable], repeats)
@@ -285,9 +299,9 @@ def _batch_places(grams: _RunGrams, index: _OutputIndex, low: int, high: int) ->
 
 @dataclass(slots=True)
 class _RunGrams:
-    """The word n-grams of some of a page's runs: the runs' words, as arrays, whose n-grams are
-    made a batch of runs at a time (``keys``). All the n-grams' keys at once took twice the
-    memory of the words, for as long as the page was read."""
+    """The word n-grams of some of a page's runs, made from the runs' own arrays of words a batch
+    of runs at a time (``keys``). All the n-grams' keys at once took twice the memory of the
+    words, for as long as the page was read, and a copy of the words as much as the words."""
 
     size: int
     """n: 3, or LONG_GRAM."""
@@ -299,10 +313,8 @@ class _RunGrams:
     """The same, as an array."""
     lengths: npt.NDArray[np.int64]
     """Each run's length in words (at least ``size``)."""
-    words: npt.NDArray[np.int32]
-    """The runs' words, run after run."""
-    run_starts: npt.NDArray[np.int64]
-    """Where each run's words start among ``words``."""
+    tokens: list[array[int]]
+    """Each run's words (Run.tokens)."""
     gram_starts: npt.NDArray[np.int64]
     """Where each run's n-grams start, counting the n-grams of the runs before it."""
     count: int
@@ -310,13 +322,11 @@ class _RunGrams:
 
     def keys(self, low: int, high: int) -> npt.NDArray[np.int64]:
         """The key of each n-gram of the runs numbered ``low`` to ``high`` (excluded), in order."""
-        start = int(self.run_starts[low])
-        keys = _keys(
-            self.words[start : int(self.run_starts[high - 1] + self.lengths[high - 1])], self.base, self.size
-        )
+        words = np.frombuffer(b"".join(self.tokens[low:high]), dtype=WORD)  # (the arrays' bytes: C ints)
+        keys = _keys(words, self.base, self.size)
         # Less the n-grams that span two runs: the last size - 1 starts of every run but the last.
         within = np.ones(len(keys), dtype=bool)
-        ends = self.run_starts[low : high - 1] + self.lengths[low : high - 1] - start
+        ends = np.cumsum(self.lengths[low : high - 1])
         for back in range(1, self.size):
             within[ends - back] = False
         return keys[within]
@@ -381,8 +391,6 @@ def _run_grams(segmentation: Segmentation, vocabulary: int, runs: list[int], siz
     """The ``size``-grams of the runs numbered ``runs`` (each at least ``size`` words long)."""
     run_tokens = [segmentation.runs[k].tokens for k in runs]
     lengths = np.array([len(tokens) for tokens in run_tokens], dtype=np.int64)
-    words = np.frombuffer(b"".join(run_tokens), dtype=WORD)  # (the arrays' bytes: C ints)
-    run_starts = np.cumsum(lengths) - lengths
     # A run's n-grams start at each of its words but its last size - 1.
     grams_per_run = lengths - (size - 1)
     gram_starts = np.cumsum(grams_per_run) - grams_per_run
@@ -392,8 +400,7 @@ def _run_grams(segmentation: Segmentation, vocabulary: int, runs: list[int], siz
         runs,
         np.array(runs, dtype=np.int64),
         lengths,
-        words,
-        run_starts,
+        run_tokens,
         gram_starts,
         int(grams_per_run.sum()),
     )
