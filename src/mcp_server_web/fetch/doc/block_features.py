@@ -536,7 +536,7 @@ def block_features(
     # Of each distinct word of the page (the tokens are their numbers): its length, and whether
     # it holds a digit.
     word_chars = [len(word) for word in segmentation.words]
-    word_digits = [0 if _DIGITS.search(word) is None else 1 for word in segmentation.words]
+    word_digits = [0 if word.isalpha() or _DIGITS.search(word) is None else 1 for word in segmentation.words]
 
     shapes = [_shape(block) for block in blocks]
     shape_counts = Counter(shapes)

@@ -11,8 +11,10 @@ output covers.
 
 from __future__ import annotations
 
+import itertools
 import re
 from array import array
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, groupby
@@ -111,7 +113,9 @@ def segment(root: lxml.html.HtmlElement) -> Segmentation:
     _walk_children(root, top, False, blocks, stream)
 
     runs: list[Run] = []
-    words = _Numbering()
+    # Numbered in the order they are first looked up, the numbering done in C (a counter as the
+    # default of a missing word).
+    words: defaultdict[str, int] = defaultdict(itertools.count().__next__)
     number = words.__getitem__
     several: dict[Block, list[str]] = {}  # the texts of the blocks of more than one run
     links: dict[Block, int] = {}
@@ -141,14 +145,6 @@ def segment(root: lxml.html.HtmlElement) -> Segmentation:
     for block, chars in links.items():
         block.link_chars = min(chars, len(block.text))
     return Segmentation(blocks, runs, dict(words))
-
-
-class _Numbering(dict[str, int]):
-    """Numbers words in the order they are first looked up."""
-
-    def __missing__(self, word: str) -> int:
-        number = self[word] = len(self)
-        return number
 
 
 @dataclass(slots=True)

@@ -611,41 +611,30 @@ def text_chars(element: lxml.html.HtmlElement, *, past: int | None = None) -> in
 
 
 COUNT_PIECE_CHARS = 65_536
-"""text_chars counts this many characters of text at a time."""
+"""text_chars splits at most about this many characters of text at a time."""
+COUNT_TEXTS = 256
+"""text_chars joins at most this many text nodes at a time."""
 
 
 def _counted_in_pieces(texts: Iterable[str]) -> int:
-    """text_chars of an element's whole text, ``texts``: the splitting and summing done in C, a piece
-    of about COUNT_PIECE_CHARS characters at a time, texts joined with a space between them (so
-    that words in adjacent texts stay apart). The words of all the text at once, each a string,
-    took ten times the text: the peak of a long page's whole conversion."""
+    """text_chars of an element's whole text, ``texts``: the splitting and summing done in C, on
+    COUNT_TEXTS text nodes joined with a space between them (so that words in adjacent texts stay
+    apart) at a time, cut at whitespace past COUNT_PIECE_CHARS. The words of all the text at once,
+    each a string, took ten times the text: the peak of a long page's whole conversion."""
     chars = words = 0
-    pending: list[str] = []
-    size = 0
-
-    def count(piece: str) -> None:
-        nonlocal chars, words
-        parts = piece.split()
-        words += len(parts)
-        chars += sum(map(len, parts))
-
-    for text in texts:
-        if len(text) > COUNT_PIECE_CHARS:
-            # One long text, cut at whitespace (no word is cut in two).
-            start = 0
-            while start < len(text):
-                cut = _WHITESPACE.search(text, start + COUNT_PIECE_CHARS)
-                end = cut.start() if cut else len(text)
-                count(text[start:end])
-                start = end
-            continue
-        pending.append(text)
-        size += len(text)
-        if size >= COUNT_PIECE_CHARS:
-            count(" ".join(pending))
-            pending.clear()
-            size = 0
-    count(" ".join(pending))
+    texts = iter(texts)
+    while batch := list(itertools.islice(texts, COUNT_TEXTS)):
+        joined = " ".join(batch)
+        start = 0
+        while start < len(joined):
+            end = len(joined)
+            if end - start > COUNT_PIECE_CHARS:
+                cut = _WHITESPACE.search(joined, start + COUNT_PIECE_CHARS)
+                end = cut.start() if cut else end
+            parts = joined[start:end].split() if start or end < len(joined) else joined.split()
+            words += len(parts)
+            chars += sum(map(len, parts))
+            start = end
     return chars + words - 1 if words else 0
 
 
