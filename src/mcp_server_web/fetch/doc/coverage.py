@@ -12,7 +12,7 @@ from itertools import pairwise
 import numpy as np
 import numpy.typing as npt
 
-from mcp_server_web.fetch.doc.blocks import Block, Segmentation, token_chunks
+from mcp_server_web.fetch.doc.blocks import TOKEN_TYPE, Block, Segmentation, token_chunks
 
 HIDDEN_WEIGHT = 0.5
 MAX_GRAM_REPEATS = 8
@@ -27,8 +27,8 @@ TOKENIZE_CHARS = 65_536
 """The output is read this many characters at a time."""
 _MIN_MATCH = 0.3
 """A block is placed in the output only where at least this share of its trigrams line up."""
-WORD = np.int32
-"""A word's number (a page has fewer than 2**31 distinct words): half the memory of 64 bits, for
+WORD = np.dtype(TOKEN_TYPE)
+"""A word's number, as the segmentation's arrays hold it (32 bits): half the memory of 64 bits, for
 arrays as long as the page's text."""
 
 
@@ -263,7 +263,7 @@ def _batch_places(grams: _RunGrams, index: _OutputIndex, low: int, high: int) ->
     keep = candidate[offset_run]
     offset_run, offsets = offset_run[keep], offsets[keep]
     if not len(offsets):
-        return _NO_PLACES, [grams.run_index[low + run] for run in np.flatnonzero(too_common).tolist()]
+        return _NO_PLACES, grams.run_index[low + np.flatnonzero(too_common)].tolist()
 
     # Stretches of offsets no more than a tolerance apart, run by run: what the other extractor
     # inserted or dropped shifts the offset.
@@ -290,10 +290,10 @@ def _batch_places(grams: _RunGrams, index: _OutputIndex, low: int, high: int) ->
     chosen_hits = hits[chosen].astype(np.float64)
     if grams.size != 3:  # as many trigrams as the share of n-grams found
         chosen_hits = chosen_hits * (lengths[chosen_run] - 2) / per_run_grams[chosen_run]
-    options = _Places(grams.run_numbers[low + chosen_run], centre, centre + lengths[chosen_run], chosen_hits)
+    options = _Places(grams.run_index[low + chosen_run], centre, centre + lengths[chosen_run], chosen_hits)
     placed = np.zeros(len(lengths), dtype=bool)
     placed[stretch_run[chosen]] = True
-    blocked = [grams.run_index[low + run] for run in np.flatnonzero(too_common & ~placed).tolist()]
+    blocked = grams.run_index[low + np.flatnonzero(too_common & ~placed)].tolist()
     return options, blocked
 
 
@@ -307,10 +307,8 @@ class _RunGrams:
     """n: 3, or LONG_GRAM."""
     base: int
     """The number of words the page has, plus one (see _keys)."""
-    run_index: list[int]
+    run_index: npt.NDArray[np.int64]
     """For each run, its index among all the page's runs."""
-    run_numbers: npt.NDArray[np.int64]
-    """The same, as an array."""
     lengths: npt.NDArray[np.int64]
     """Each run's length in words (at least ``size``)."""
     tokens: list[array[int]]
@@ -397,7 +395,6 @@ def _run_grams(segmentation: Segmentation, vocabulary: int, runs: list[int], siz
     return _RunGrams(
         size,
         vocabulary + 1,
-        runs,
         np.array(runs, dtype=np.int64),
         lengths,
         run_tokens,
