@@ -228,3 +228,25 @@ def test_deep_nesting_of_discarded_elements_costs_linear_time() -> None:
     assert len(untouched.findall(".//span")) == 2000
     control, measured = least_cpu_times(prune(kept), prune(dropped), runs=3)
     assert measured <= 3 * control, f"buttons kept {control:.3f} s CPU, buttons dropped {measured:.3f} s"
+
+
+def test_the_readability_result_given_is_what_trafilatura_compares_its_own_with() -> None:
+    """A page whose own text is short: trafilatura prefers readability's when it is more than twice
+    as long. Given readability's result, it takes that one rather than running readability again."""
+    page = _page("<div><p>A short note on the river survey, one line.</p></div>")
+    given = lxml.html.fragment_fromstring(f"<div><p>{SENTENCE}</p><p>{SENTENCE}</p></div>")
+    assert SENTENCE in trafilatura_fast.main_text(copy.deepcopy(page), "https://example.org/", given)
+    assert SENTENCE not in trafilatura_fast.main_text(copy.deepcopy(page), "https://example.org/", None)
+    assert etree.tostring(given) == etree.tostring(
+        lxml.html.fragment_fromstring(f"<div><p>{SENTENCE}</p><p>{SENTENCE}</p></div>")
+    )
+
+
+def test_readability_run_by_trafilatura_leaves_the_tree_it_is_handed_as_it_was() -> None:
+    """_extract_and_compare no longer copies the tree for readability, which changes what it reads:
+    try_readability reads a copy of its own (trafilatura reads the tree again later)."""
+    page = _page("<script>x()</script><div class='c'><p>" + SENTENCE + "</p></div><style>p{}</style>")
+    before = etree.tostring(page)
+    summary = trafilatura_fast.try_readability(page)
+    assert SENTENCE in summary.text_content()
+    assert etree.tostring(page) == before

@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import copy
 import logging
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import lxml.html
-import trafilatura
-import trafilatura.external
 from lxml import etree
 from readability.readability import Unparseable
 
@@ -350,7 +347,7 @@ class FirstReading:
     readability: dict[Block, float]
     """Each block's share of words in readability's output (coverage.py)."""
     summary: lxml.html.HtmlElement | None
-    """readability's output, handed to trafilatura if it runs (see _shared_readability)."""
+    """readability's output, handed to trafilatura if it runs (see trafilatura_fast.main_text)."""
     posts: list[Post]
     main: lxml.html.HtmlElement | None
     """The page's one outermost <main> / role=main element, if it has one."""
@@ -532,43 +529,15 @@ class _Readability(FastDocument):
 
 
 def _trafilatura_text(raw: lxml.html.HtmlElement, url: str, readability: lxml.html.HtmlElement | None) -> str:
-    """The text of trafilatura's main content (comments left out, tables and images kept);
-    ``readability`` is readability's on the same page (see _shared_readability)."""
-    _shared.readability = readability
+    """The text of trafilatura's main content (comments left out, tables and images kept) in
+    ``raw``, a tree of its own; ``readability`` is readability's on the same page, which
+    trafilatura compares its own with: handed over rather than run a second time."""
     try:
-        document = trafilatura.bare_extraction(
-            raw, url=url or None, include_comments=False, include_tables=True, include_images=True
-        )
+        return trafilatura_fast.main_text(raw, url, readability)
     except Exception:  # a third-party extractor failing on odd input must not fail the page
         logger.debug("trafilatura failed on the page", exc_info=True)
         return ""
-    finally:
-        _shared.readability = None
-    if document is None or isinstance(document, dict):  # (a dict only when as_dict=True is asked for)
-        return ""
-    return document.text or ""
 
-
-# trafilatura checks its own result against readability's (a copy of readability-lxml it ships)
-# and may use that instead. We have just run readability on the same page: its result is handed
-# over instead of running it a second time, which saves a good part of trafilatura's time. The
-# hook is per thread (conversions run in worker threads) and falls back to trafilatura's own
-# function whenever we have no result for the page at hand.
-_shared = threading.local()
-_trafilatura_readability: Callable[[lxml.html.HtmlElement], lxml.html.HtmlElement] | None = getattr(
-    trafilatura.external, "try_readability", None
-)
-
-
-def _shared_readability(htmlinput: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
-    summary = getattr(_shared, "readability", None)
-    if summary is None and _trafilatura_readability is not None:
-        return _trafilatura_readability(htmlinput)
-    return copy.deepcopy(summary) if summary is not None else lxml.html.HtmlElement()
-
-
-if _trafilatura_readability is not None:
-    trafilatura.external.try_readability = _shared_readability
 
 # trafilatura's costliest steps, redone with the same results (trafilatura_fast.py).
 trafilatura_fast.install()

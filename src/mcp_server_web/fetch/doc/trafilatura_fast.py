@@ -9,6 +9,13 @@ trafilatura spends a good part of its time on two kinds of work:
 * ``prune_unwanted_nodes``'s guard, which keeps only the outermost of the elements it would drop
   by walking all the ancestors of each of them: quadratic in the nesting.
 
+It also copies the tree it is given twice before it reads it: once in bare_extraction (``main_text``
+reads the tree it is handed over instead), and once more for its comparison with readability,
+which runs readability on the page although the caller has just done so (``try_readability``
+takes the caller's result where there is one, the one thing here that is not trafilatura's own
+reading: readability-lxml's, where trafilatura runs the copy of readability-lxml it ships; the
+tree is copied only where readability does run).
+
 Each expression below is replaced by a callable that walks the same elements in Python, asks the
 same questions of their attributes (each distinct value matched against a pattern once: class
 names repeat through a page and a site) and returns the same elements in the same order; the guard
@@ -23,9 +30,11 @@ transcribed here.
 
 from __future__ import annotations
 
+import copy
 import importlib
 import re
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -33,6 +42,7 @@ from typing import Any
 
 import trafilatura
 from lxml.etree import XPath, _Element
+from lxml.html import HtmlElement
 
 RELEASE = "2.3.1"
 """The trafilatura release these replacements are proven equal to."""
@@ -42,6 +52,8 @@ _xpaths = importlib.import_module("trafilatura.xpaths")
 _settings = importlib.import_module("trafilatura.settings")
 # (``trafilatura.baseline`` is the function of that name: the package re-exports it)
 _baseline = importlib.import_module("trafilatura.baseline")
+_core = importlib.import_module("trafilatura.core")
+_external = importlib.import_module("trafilatura.external")
 _delete_element: Callable[[_Element], None] = importlib.import_module("trafilatura.xml").delete_element
 
 Select = Callable[[_Element], list[_Element]]
@@ -446,6 +458,77 @@ def prune_unwanted_nodes(tree: Any, nodelist: list[Any], with_backup: bool = Fal
     return tree
 
 
+# --- reading a tree handed over ---------------------------------------------------------------------
+
+_given = threading.local()
+
+
+def main_text(tree: HtmlElement, url: str | None, readability: HtmlElement | None = None) -> str:
+    """The text of ``bare_extraction(tree, url=url, include_comments=False, include_tables=True,
+    include_images=True)``, '' where it gives none; ``tree`` is handed over (the reading changes
+    it) and ``readability`` is readability's main content of the same page, if the caller has it.
+
+    bare_extraction copies a tree it is given before reading it, and _extract_and_compare copies
+    it again for readability, which trafilatura then runs a second time: with the replacements
+    installed, neither copy is made (the caller's tree is the first copy; readability gets one of
+    its own only where it runs) and ``readability`` stands for trafilatura's own reading
+    (try_readability). Without them, this is bare_extraction as released."""
+    if not installed():
+        return _bare_text(tree, url)
+    _given.readability = readability
+    try:
+        options = _settings.Extractor(
+            output_format="python", comments=False, images=True, tables=True, url=url or None
+        )
+        body, text, _, comments = _core.trafilatura_sequence(tree, options, options.url)
+        if options.max_tree_size and len(body) > options.max_tree_size:
+            _core.strip_tags(body, "hi")
+            if len(body) > options.max_tree_size:
+                return ""
+        if len(text) < options.min_output_size and len(comments) < options.min_output_comm_size:
+            return ""
+        return str(_core.xmltotxt(body, options.formatting) or "")
+    except (TypeError, ValueError):  # what bare_extraction turns into None
+        return ""
+    finally:
+        _given.readability = None
+
+
+def _bare_text(tree: HtmlElement, url: str | None) -> str:
+    document = trafilatura.bare_extraction(
+        tree, url=url or None, include_comments=False, include_tables=True, include_images=True
+    )
+    if document is None or isinstance(document, dict):  # (a dict only when as_dict=True is asked for)
+        return ""
+    return str(document.text or "")
+
+
+_try_readability: Callable[[HtmlElement], HtmlElement] = _external.try_readability
+
+
+def try_readability(htmlinput: HtmlElement) -> HtmlElement:
+    """external.try_readability: a copy of the readability result main_text was given, or
+    readability run on a copy of ``htmlinput`` (it changes the tree it reads, which
+    trafilatura reads again later; extract_and_compare no longer copies it)."""
+    summary: HtmlElement | None = getattr(_given, "readability", None)
+    if summary is not None:
+        return copy.deepcopy(summary)  # (trafilatura changes what it is handed)
+    return _try_readability(copy.copy(htmlinput))
+
+
+def extract_and_compare(
+    cleaned_tree: HtmlElement, cleaned_tree_backup: HtmlElement, tree: HtmlElement, options: Any
+) -> tuple[_Element, str]:
+    """core._extract_and_compare, without its copy of the raw tree: compare_extraction changes it
+    only to favour precision (a copy is made then), and hands it to try_readability, which makes
+    its own copy where it reads it."""
+    postbody, temp_text = _core.extract_content(cleaned_tree, options)
+    if not options.fast:
+        raw = copy.copy(tree) if options.focus == "precision" else tree
+        postbody, temp_text = _core.compare_extraction(cleaned_tree_backup, raw, postbody, temp_text, options)
+    return postbody, temp_text
+
+
 # --- installing ------------------------------------------------------------------------------------
 
 
@@ -474,6 +557,8 @@ _BASIC_CLEAN_EXPRESSION = Expression(_settings.BASIC_CLEAN_XPATH, _BASIC_CLEAN, 
 _FUNCTIONS: dict[str, tuple[Any, Callable[..., Any]]] = {
     # name -> (the module that defines it, its replacement)
     "prune_unwanted_nodes": (_htmlprocessing, prune_unwanted_nodes),
+    "try_readability": (_external, try_readability),
+    "_extract_and_compare": (_core, extract_and_compare),
 }
 
 _undo: list[Callable[[], None]] = []
