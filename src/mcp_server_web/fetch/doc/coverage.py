@@ -248,6 +248,9 @@ def _batch_places(grams: _RunGrams, index: _OutputIndex, low: int, high: int) ->
     if high - low > 1 and int(repeats.sum()) > OFFSETS_BATCH:
         # Text repeated within the output: each n-gram found several times over. The runs in two
         # halves, each with arrays of half the size (how the runs are batched changes nothing).
+        # This batch's arrays are let go first: kept through the halvings, they added up to the
+        # peak of a small page of repeated text (18 times its size).
+        del keys, run_of, position, first, count, common, needed, too_common, usable, repeats
         middle = (low + high) // 2
         (one, one_blocked), (two, two_blocked) = (
             _batch_places(grams, index, low, middle),
